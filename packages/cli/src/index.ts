@@ -1,0 +1,3 @@
+export { createProgram, VERSION } from "./program.js";
+export { CliError } from "./cliError.js";
+export { scoreMetricLines } from "./commands/metrics.js";

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+import { CommanderError } from "commander";
+import { CliError } from "./cliError.js";
+import { createProgram } from "./program.js";
+
+try {
+  await createProgram().parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    // commander already printed its message (or the help/version text).
+    process.exitCode = err.exitCode === 1 && err.code !== "commander.helpDisplayed" ? 2 : err.exitCode;
+  } else if (err instanceof CliError) {
+    process.stderr.write(`attr-rag: error: ${err.message}\n`);
+    process.exitCode = err.exitCode;
+  } else {
+    process.stderr.write(`attr-rag: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,16 @@
+import { Command } from "commander";
+import { registerMetricsCommand } from "./commands/metrics.js";
+
+export const VERSION = "0.1.0";
+
+/** The `attr-rag` command tree; each command lives in commands/<name>.ts. */
+export function createProgram(): Command {
+  const program = new Command("attr-rag")
+    .description("Attribution-guided RAG: answers step-by-step questions from your documents and shows which passages shaped the answer.")
+    .version(VERSION)
+    .showHelpAfterError("(add --help for usage)")
+    // Set before adding commands: subcommands copy these settings when they are created.
+    .exitOverride();
+  registerMetricsCommand(program);
+  return program;
+}

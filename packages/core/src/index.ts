@@ -1,0 +1,44 @@
+// Public API of @attr-rag/core: pure Attr-RAG algorithms, no I/O. Siblings import only from here.
+export { chunkId, type Chunk } from "./chunking/chunk.js";
+export { chunkDocument, DEFAULT_CHUNKER_OPTIONS, type ChunkerOptions } from "./chunking/chunkDocument.js";
+export { chunkSetText, type ChunkSet, type RetrievedChunk } from "./alignment/chunkSet.js";
+export { alignChunkSets } from "./alignment/alignChunkSets.js";
+export {
+  selectChunkSets,
+  type MetricVerdict,
+  type SelectionCandidate,
+  type SelectionInput,
+  type SelectionReason,
+  type SelectionResult,
+  type SetDecision,
+} from "./selection/selectChunkSets.js";
+export { ALPHA_TIE_TOLERANCE, DEFAULT_SELECTION_OPTIONS, type SelectionOptions } from "./selection/selectionOptions.js";
+export { DEFAULT_MAX_GAP, fillGaps, type ChunkRef, type ChunkSpan, type GapFillResult } from "./selection/fillGaps.js";
+export {
+  dedupeRanking,
+  meanReciprocalRank,
+  ndcgAtK,
+  precisionAtK,
+  recallAtK,
+  reciprocalRank,
+  type GainKind,
+  type Relevance,
+} from "./retrieval/rankingMetrics.js";
+export { DEFAULT_RRF_K, reciprocalRankFusion, type FusedHit } from "./retrieval/reciprocalRankFusion.js";
+export {
+  occludeSegments,
+  occlusionPrompts,
+  renderPrompt,
+  sharedPrefixChars,
+  type PromptSegments,
+} from "./prompt/promptSegments.js";
+export {
+  buildPromptSegments,
+  contextLabel,
+  DEFAULT_INSTRUCTION,
+  DEFAULT_SYSTEM_PROMPT,
+  plainChatTemplate,
+  type ChatMessage,
+  type ChatTemplate,
+  type PromptParts,
+} from "./prompt/buildPromptSegments.js";
