@@ -1,0 +1,168 @@
+// Public API of @attr-rag/contracts: the TypeScript generated from protos/attr_rag/v1 (src/gen/, produced
+// at build time by scripts/generate.mjs, never edited) plus NATS subject names. Everything is listed by
+// name; siblings import from "@attr-rag/contracts" only, never from src/gen.
+//
+// Each message name is both a TypeScript interface and a value with encode/decode/fromJSON/toJSON/
+// create/fromPartial. Each enum comes with <enum>FromJSON/<enum>ToJSON (name <-> number).
+
+// Documents and chunks
+export { Document } from "./gen/attr_rag/v1/document.js";
+export { Chunk, ChunkRange, ChunkSet, ChunkSetMember, ContextSet } from "./gen/attr_rag/v1/chunk.js";
+
+// Retrieval
+export {
+  RetrievalFilter,
+  RetrievalMode,
+  RetrievalOptions,
+  ScoredChunk,
+  retrievalModeFromJSON,
+  retrievalModeToJSON,
+} from "./gen/attr_rag/v1/retrieval.js";
+
+// Engine: generation options, prompts, answers, counters
+export {
+  Answer,
+  AnswerDelta,
+  EngineCounters,
+  EngineStrategy,
+  FinishReason,
+  GenerationOptions,
+  NearTie,
+  OccludedAnswer,
+  OcclusionOutcome,
+  OcclusionProgress,
+  PromptSegment,
+  PromptSet,
+  SegmentedPrompt,
+  TokenIds,
+  engineStrategyFromJSON,
+  engineStrategyToJSON,
+  finishReasonFromJSON,
+  finishReasonToJSON,
+} from "./gen/attr_rag/v1/engine.js";
+
+// Attribution
+export {
+  AttributionMethod,
+  AttributionMetric,
+  AttributionOptions,
+  AttributionTable,
+  MetricScore,
+  SetAttribution,
+  attributionMethodFromJSON,
+  attributionMethodToJSON,
+  attributionMetricFromJSON,
+  attributionMetricToJSON,
+} from "./gen/attr_rag/v1/attribution.js";
+
+// Selection and gap fill
+export {
+  FilledGap,
+  GapFill,
+  MetricCut,
+  SelectionDecision,
+  SelectionExplanation,
+  SelectionFlag,
+  SelectionParams,
+  SelectionReason,
+  SelectionStrategy,
+  SetMetricVote,
+  SetSelection,
+  selectionDecisionFromJSON,
+  selectionDecisionToJSON,
+  selectionFlagFromJSON,
+  selectionFlagToJSON,
+  selectionReasonFromJSON,
+  selectionReasonToJSON,
+  selectionStrategyFromJSON,
+  selectionStrategyToJSON,
+} from "./gen/attr_rag/v1/selection.js";
+
+// Pipeline events (the Ask stream)
+export {
+  AskEvent,
+  Baseline,
+  BaselineOptions,
+  ChunkSetsAligned,
+  Citation,
+  CitationKind,
+  Done,
+  FinalAnswer,
+  RerankedSet,
+  Retrieved,
+  SetsReranked,
+  StageTimings,
+  baselineFromJSON,
+  baselineToJSON,
+  citationKindFromJSON,
+  citationKindToJSON,
+} from "./gen/attr_rag/v1/pipeline.js";
+export type { AskEventCase, AskEventOf, AskEventStage } from "./events.js";
+
+// gRPC: IndexService
+export {
+  DeleteDocumentRequest,
+  DeleteDocumentResponse,
+  DocumentIngestResult,
+  GetChunksRequest,
+  GetChunksResponse,
+  GetStatsRequest,
+  GetStatsResponse,
+  IndexServiceClient,
+  IndexServiceService,
+  IngestDocumentsRequest,
+  IngestDocumentsResponse,
+  IngestStatus,
+  SearchRequest,
+  SearchResponse,
+  ingestStatusFromJSON,
+  ingestStatusToJSON,
+} from "./gen/attr_rag/v1/index_service.js";
+export type { IndexServiceServer } from "./gen/attr_rag/v1/index_service.js";
+
+// gRPC: AttrRagService
+export {
+  AskRequest,
+  AskResponse,
+  AttrRagServiceClient,
+  AttrRagServiceService,
+  AttributeRequest,
+  AttributeResponse,
+} from "./gen/attr_rag/v1/attr_rag_service.js";
+export type { AttrRagServiceServer } from "./gen/attr_rag/v1/attr_rag_service.js";
+export { ATTR_RAG_SERVICE_NAME, GRPC_SERVICE_NAMES, INDEX_SERVICE_NAME } from "./grpc.js";
+
+// NATS payloads: engine jobs (JetStream work queue) and the selector service
+export {
+  Coalition,
+  GenerationJob,
+  GenerationResult,
+  JobError,
+  JobErrorCode,
+  JobProgress,
+  LikelihoodJob,
+  LikelihoodResult,
+  OcclusionJob,
+  OcclusionResult,
+  jobErrorCodeFromJSON,
+  jobErrorCodeToJSON,
+} from "./gen/attr_rag/v1/worker.js";
+export { Embedding, SelectionRequest, SelectionResult, SetAnswer } from "./gen/attr_rag/v1/selector.js";
+
+// NATS subjects, stream, consumer and service names
+export {
+  INDEX_NATS_SERVICE,
+  JOBS_STREAM,
+  JOBS_STREAM_SUBJECTS,
+  JOB_SUBJECTS,
+  SELECTOR_NATS_SERVICE,
+  SUBJECT_PREFIX,
+  WORKER_CONSUMER,
+  isSubjectToken,
+  jobProgressSubject,
+  jobResultSubject,
+} from "./subjects.js";
+export type { JobKind, NatsEndpoint, NatsServiceInfo } from "./subjects.js";
+
+// The codec shape every message value implements (encode/decode/create/fromPartial/JSON), for generic code.
+export type { DeepPartial, MessageFns } from "./gen/attr_rag/v1/pipeline.js";

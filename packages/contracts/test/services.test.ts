@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import {
+  ATTR_RAG_SERVICE_NAME,
+  AttrRagServiceClient,
+  AttrRagServiceService,
+  GRPC_SERVICE_NAMES,
+  INDEX_SERVICE_NAME,
+  IndexServiceClient,
+  IndexServiceService,
+} from "../src/index.js";
+
+interface MethodDefinition {
+  path: string;
+  requestStream: boolean;
+  responseStream: boolean;
+}
+
+const EXPECTED: Array<[string, Record<string, MethodDefinition>, string, string, boolean, boolean]> = [
+  ["AttrRagService", AttrRagServiceService, "ask", "/attr_rag.v1.AttrRagService/Ask", false, true],
+  ["AttrRagService", AttrRagServiceService, "attribute", "/attr_rag.v1.AttrRagService/Attribute", false, false],
+  ["IndexService", IndexServiceService, "ingestDocuments", "/attr_rag.v1.IndexService/IngestDocuments", true, false],
+  ["IndexService", IndexServiceService, "search", "/attr_rag.v1.IndexService/Search", false, false],
+  ["IndexService", IndexServiceService, "getChunks", "/attr_rag.v1.IndexService/GetChunks", false, false],
+  ["IndexService", IndexServiceService, "deleteDocument", "/attr_rag.v1.IndexService/DeleteDocument", false, false],
+  ["IndexService", IndexServiceService, "getStats", "/attr_rag.v1.IndexService/GetStats", false, false],
+];
+
+describe("services", () => {
+  it.each(EXPECTED)("services - %s.%s has its path and streaming flags", (_service, definition, method, path, requestStream, responseStream) => {
+    expect(definition[method]).toMatchObject({ path, requestStream, responseStream });
+  });
+
+  it("services - define exactly the expected methods", () => {
+    expect(Object.keys(AttrRagServiceService).sort()).toEqual(["ask", "attribute"]);
+    expect(Object.keys(IndexServiceService).sort()).toEqual(["deleteDocument", "getChunks", "getStats", "ingestDocuments", "search"]);
+  });
+
+  it("services - exported service names match the generated definitions", () => {
+    expect(AttrRagServiceClient.serviceName).toBe(ATTR_RAG_SERVICE_NAME);
+    expect(IndexServiceClient.serviceName).toBe(INDEX_SERVICE_NAME);
+    expect(AttrRagServiceService.ask.path.startsWith(`/${ATTR_RAG_SERVICE_NAME}/`)).toBe(true);
+    expect(IndexServiceService.search.path.startsWith(`/${INDEX_SERVICE_NAME}/`)).toBe(true);
+    expect(GRPC_SERVICE_NAMES).toEqual([ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME]);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import * as contracts from "../src/index.js";
+import {
+  INDEX_NATS_SERVICE,
+  JOBS_STREAM,
+  JOBS_STREAM_SUBJECTS,
+  JOB_SUBJECTS,
+  SELECTOR_NATS_SERVICE,
+  SUBJECT_PREFIX,
+  WORKER_CONSUMER,
+  jobProgressSubject,
+  jobResultSubject,
+} from "../src/index.js";
+
+/** NATS subject matching: `*` matches one token, a trailing `>` one or more. */
+function subjectMatches(filter: string, subject: string): boolean {
+  const f = filter.split(".");
+  const s = subject.split(".");
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === ">") return s.length > i;
+    if (i >= s.length || (f[i] !== "*" && f[i] !== s[i])) return false;
+  }
+  return f.length === s.length;
+}
+
+const NATS_NAME = /^[-\w]+$/; // nats.js services: service, queue and endpoint names
+const SEMVER = /^\d+\.\d+\.\d+$/;
+const SERVICES = [SELECTOR_NATS_SERVICE, INDEX_NATS_SERVICE];
+const ENDPOINTS = SERVICES.flatMap((s) => Object.values(s.endpoints));
+
+describe("subjects", () => {
+  it("subjects - the test matcher follows NATS wildcard rules", () => {
+    expect(subjectMatches("a.*.c", "a.b.c")).toBe(true);
+    expect(subjectMatches("a.>", "a.b.c")).toBe(true);
+    expect(subjectMatches("a.>", "a")).toBe(false);
+    expect(subjectMatches("a.b", "a.b.c")).toBe(false);
+  });
+
+  it("subjects - the jobs stream captures every job subject and no result, progress or service subject", () => {
+    for (const subject of Object.values(JOB_SUBJECTS)) {
+      expect(JOBS_STREAM_SUBJECTS.some((f) => subjectMatches(f, subject))).toBe(true);
+    }
+    const others = [jobResultSubject("job-1"), jobProgressSubject("job-1"), ...ENDPOINTS.map((e) => e.subject)];
+    for (const subject of others) {
+      expect(JOBS_STREAM_SUBJECTS.filter((f) => subjectMatches(f, subject))).toEqual([]);
+    }
+  });
+
+  it("subjects - result and progress subjects are per job", () => {
+    expect(jobResultSubject("job-1_a")).toBe("attr_rag.v1.jobs.job-1_a.result");
+    expect(jobProgressSubject("job-1_a")).toBe("attr_rag.v1.jobs.job-1_a.progress");
+    expect(jobResultSubject("a")).not.toBe(jobResultSubject("b"));
+  });
+
+  it.each(["", "a.b", "*", ">", "a b", "a\tb"])("subjects - job id %j is rejected", (jobId) => {
+    expect(() => jobResultSubject(jobId)).toThrow(RangeError);
+    expect(() => jobProgressSubject(jobId)).toThrow(RangeError);
+  });
+
+  it("subjects - stream, consumer and service names are valid for NATS", () => {
+    expect(JOBS_STREAM).toMatch(/^[^.*>\s/\\]+$/);
+    expect(WORKER_CONSUMER).toMatch(NATS_NAME);
+    for (const service of SERVICES) {
+      expect(service.name).toMatch(NATS_NAME);
+      expect(service.queue).toMatch(NATS_NAME);
+      expect(service.version).toMatch(SEMVER);
+      for (const endpoint of Object.values(service.endpoints)) expect(endpoint.name).toMatch(NATS_NAME);
+    }
+  });
+
+  it("subjects - every subject is ours and unique", () => {
+    const all = [...Object.values(JOB_SUBJECTS), ...ENDPOINTS.map((e) => e.subject)];
+    for (const subject of all) expect(subject.startsWith(`${SUBJECT_PREFIX}.`)).toBe(true);
+    expect(new Set(all).size).toBe(all.length);
+  });
+
+  it("subjects - endpoint metadata names exported protobuf messages", () => {
+    const exported = contracts as unknown as Record<string, { encode?: unknown; decode?: unknown } | undefined>;
+    for (const { metadata } of ENDPOINTS) {
+      for (const fullName of [metadata.request, metadata.response]) {
+        expect(fullName.startsWith("attr_rag.v1.")).toBe(true);
+        const message = exported[fullName.slice("attr_rag.v1.".length)];
+        expect(typeof message?.encode, fullName).toBe("function");
+        expect(typeof message?.decode, fullName).toBe("function");
+      }
+    }
+  });
+});
