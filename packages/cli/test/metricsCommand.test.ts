@@ -73,11 +73,14 @@ describe("attr-rag metrics", () => {
     expect(notObject.stderr).toMatch(/line 1: expected a JSON object, got an array/);
   });
 
-  it("cli metrics - empty input gives empty output; with --corpus the corpus line is still written", () => {
-    expect(run(["metrics"], "").stdout).toBe("");
+  it("cli metrics - empty input gives empty output; --corpus over nothing is an error, not a made-up score", () => {
+    const empty = run(["metrics"], "");
+    expect(empty.code).toBe(0);
+    expect(empty.stdout).toBe("");
     const corpus = run(["metrics", "--corpus"], "\n");
-    expect(corpus.code).toBe(0);
-    expect(JSON.parse(corpus.stdout)).toEqual({ bleu_corpus: 0 });
+    expect(corpus.code).toBe(2);
+    expect(corpus.stdout).toBe("");
+    expect(corpus.stderr).toMatch(/--corpus needs at least one input line/);
   });
 
   it("cli - --help documents every command; unknown commands and options exit 2", () => {

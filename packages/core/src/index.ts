@@ -42,3 +42,29 @@ export {
   type ChatTemplate,
   type PromptParts,
 } from "./prompt/buildPromptSegments.js";
+export {
+  corpusBleu,
+  cosineSimilarity,
+  jaccardSimilarity,
+  porterStem,
+  rouge1,
+  rouge2,
+  rougeL,
+  rougeLsum,
+  rougeN,
+  rougeScores,
+  rougeTokenize,
+  sentenceBleu,
+  tokenize13a,
+  type BleuOptions,
+  type BleuResult,
+  type BleuSmoothMethod,
+  type JaccardOptions,
+  type NumericVector,
+  type RougeOptions,
+  type RougeScore,
+  type RougeScores,
+  type RougeTokenizeOptions,
+} from "./metrics/index.js";
+export { ATTRIBUTION_METRICS, isAttributionMetric, type AttributionMetric } from "./attribution/attributionMetrics.js";
+export { attributionScores, type AttributionInput, type AttributionTable } from "./attribution/attributionScores.js";

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { corpusBleu, jaccardSimilarity, rougeScores, sentenceBleu, type RougeScores } from "@attr-rag/core";
+import { CliError } from "../cliError.js";
 import { parseJsonLines, stringField } from "../jsonLines.js";
 import { readStdin } from "../readStdin.js";
 
@@ -32,6 +33,7 @@ export function scoreMetricLines(input: string, options: MetricsOptions = {}): s
     }),
   );
   if (options.corpus) {
+    if (pairs.length === 0) throw new CliError("--corpus needs at least one input line; corpus BLEU of nothing is undefined");
     out.push(JSON.stringify({ bleu_corpus: corpusBleu(pairs.map((p) => p.candidate), [pairs.map((p) => p.reference)]).score }));
   }
   return out;

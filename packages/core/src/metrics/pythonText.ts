@@ -7,7 +7,6 @@
 const WS = "\\t\\n\\x0B\\f\\r\\x1C-\\x1F \\x85\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000";
 
 const WHITESPACE_RUN = new RegExp(`[${WS}]+`);
-const TRAILING_WHITESPACE = new RegExp(`[${WS}]+$`);
 const SINGLE_WHITESPACE = new RegExp(`^[${WS}]$`);
 
 /** Python's `str.isspace()` for a single character. */
@@ -20,14 +19,24 @@ export function pythonSplit(text: string): string[] {
   return text.split(WHITESPACE_RUN).filter((piece) => piece !== "");
 }
 
-/** Python's `s.rstrip()` (no argument). */
+/** Python's `s.rstrip()` (no argument). A backwards scan, because a `[ws]+$` regex is
+ * quadratic on texts with long whitespace runs in the middle. */
 export function pythonRstrip(text: string): string {
-  return text.replace(TRAILING_WHITESPACE, "");
+  let end = text.length;
+  while (end > 0 && isPythonWhitespace(text.charAt(end - 1))) end--;
+  return end === text.length ? text : text.slice(0, end);
 }
 
 /** Python's `len(s)`: the number of code points (a lone surrogate counts as one, as in Python). */
 export function codePointLength(text: string): number {
-  let length = 0;
-  for (const _ of text) length++;
+  let length = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    const next = text.charCodeAt(i + 1);
+    if (unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      length--; // a valid surrogate pair is one code point
+      i++;
+    }
+  }
   return length;
 }
