@@ -1,16 +1,15 @@
 // One place for the test settings every package shares: a JSON report per package that
 // tools/ci/summarize-tests.mjs adds up into the plain "N passed, N failed" line CI reads.
-import { resolve, basename } from "node:path";
+import { resolve } from "node:path";
 import { defineConfig } from "vitest/config";
 
 export function packageTestConfig(packageDir: string, overrides: { testTimeout?: number } = {}) {
-  const name = basename(packageDir);
   return defineConfig({
     test: {
       include: ["test/**/*.test.ts"],
       testTimeout: overrides.testTimeout ?? 30_000,
       reporters: ["default", "json"],
-      outputFile: { json: resolve(packageDir, "../../.reports/tests", `${name}.json`) },
+      outputFile: { json: resolve(packageDir, ".reports/vitest.json") },
     },
   });
 }

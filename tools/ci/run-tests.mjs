@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// `npm test`: builds and tests every package through Nx (`nx run-many -t build test`), then adds up the
+// per-package vitest JSON reports (packages/<name>/.reports/vitest.json) into the one plain line CI reads:
+// "N passed, N failed, N skipped". A package that has a test script but left no report crashed or never
+// ran (e.g. its build failed), so it counts as one failure instead of silently vanishing from the total.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "../..");
+const packagesDir = join(root, "packages");
+const packages = readdirSync(packagesDir)
+  .sort()
+  .filter((name) => existsSync(join(packagesDir, name, "package.json")))
+  .filter((name) => JSON.parse(readFileSync(join(packagesDir, name, "package.json"), "utf8")).scripts?.test);
+
+for (const name of packages) rmSync(join(packagesDir, name, ".reports"), { recursive: true, force: true });
+
+const nxArgs = ["run-many", "-t", "build", "test", "--outputStyle=stream", ...process.argv.slice(2)];
+const nx = spawnSync(join(root, "node_modules/.bin/nx"), nxArgs, { cwd: root, stdio: "inherit" });
+if (nx.error) console.error(`could not start nx: ${nx.error.message}; run \`npm ci\` first`);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+for (const name of packages) {
+  const reportFile = join(packagesDir, name, ".reports/vitest.json");
+  if (!existsSync(reportFile)) {
+    console.error(`${name}: no test report (its build or test run failed before reporting)`);
+    failed += 1;
+    continue;
+  }
+  const report = JSON.parse(readFileSync(reportFile, "utf8"));
+  passed += report.numPassedTests ?? 0;
+  failed += report.numFailedTests ?? 0;
+  skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  // A test file that failed to load (syntax error, missing build) has no tests but must not look green.
+  const brokenFiles = (report.testResults ?? []).filter((f) => f.status === "failed" && (f.assertionResults ?? []).length === 0);
+  failed += brokenFiles.length;
+  console.error(`${name}: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles.length} failed`);
+}
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exitCode = failed > 0 || passed === 0 || nx.status !== 0 ? 1 : 0;
