@@ -3,9 +3,10 @@
 import { resolve } from "node:path";
 import { defineConfig } from "vitest/config";
 
-export function packageTestConfig(packageDir: string, overrides: { testTimeout?: number } = {}) {
+export function packageTestConfig(packageDir: string, overrides: { testTimeout?: number; forks?: boolean } = {}) {
   return defineConfig({
     test: {
+      ...(overrides.forks ? { pool: "forks" as const, fileParallelism: false } : {}),
       include: ["test/**/*.test.ts"],
       testTimeout: overrides.testTimeout ?? 30_000,
       reporters: ["default", "json"],

@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerMetricsCommand } from "./commands/metrics.js";
+import { registerModelsCommand } from "./commands/models.js";
 
 export const VERSION = "0.1.0";
 
@@ -12,5 +13,6 @@ export function createProgram(): Command {
     // Set before adding commands: subcommands copy these settings when they are created.
     .exitOverride();
   registerMetricsCommand(program);
+  registerModelsCommand(program);
   return program;
 }

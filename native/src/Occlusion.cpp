@@ -1,0 +1,397 @@
+#include "Occlusion.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "BatchRunner.h"
+#include "Greedy.h"
+#include "TokenText.h"
+
+namespace attr_rag {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+constexpr int kMinWindow = 4;
+constexpr int kRealignTokens = 3;  // tail length that must match A_full to draft from it again
+
+struct Seq {
+  llama_seq_id id = 0;
+  int index = -1;  // -1 = A_full, else index into request.occlude
+  SequenceResult* out = nullptr;
+  std::vector<llama_token> feed;  // tokens not yet in the KV cache
+  bool feedIsPrompt = true;
+  llama_pos nPast = 0;
+  bool done = false;
+  std::string text;  // detokenized answer so far, for stop strings
+  bool canDraft = false;
+  int alignAt = -1;  // index in the draft source of the next expected token; -1 = not aligned
+  int window = kMinWindow;
+  // Drafts rejected outright back off exponentially, so an answer that has left A_full for good stops
+  // paying for drafts that never match.
+  int misses = 0;
+  int cooldown = 0;
+  std::vector<llama_token> draft;
+};
+
+class Scheduler {
+ public:
+  Scheduler(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
+            const OcclusionProgress& progress)
+      : ctx_(ctx),
+        vocab_(llama_model_get_vocab(llama_get_model(ctx))),
+        nVocab_(llama_vocab_n_tokens(vocab_)),
+        mem_(llama_get_memory(ctx)),
+        req_(req),
+        progress_(progress),
+        runner_(ctx, &cancel) {}
+
+  OcclusionResult run() {
+    const auto t0 = Clock::now();
+    OcclusionResult result;
+    result.occluded.resize(req_.occlude.size());
+    counters_ = &result.counters;
+    llama_memory_clear(mem_, true);
+    try {
+      const std::vector<llama_token> full = fullPrompt();
+      counters_->promptTokens = static_cast<long long>(full.size());
+      for (int32_t j : req_.occlude) counters_->promptTokens += static_cast<long long>(full.size() - req_.blocks[j].size());
+      if (req_.strategy == Strategy::Naive) {
+        runNaive(full, result);
+      } else {
+        runShared(full, result);
+      }
+    } catch (...) {
+      llama_memory_clear(mem_, true);
+      throw;
+    }
+    llama_memory_clear(mem_, true);
+    counters_->tokensEvaluated = stats_.tokensEvaluated;
+    counters_->totalMs = msSince(t0);
+    return result;
+  }
+
+ private:
+  std::vector<llama_token> fullPrompt() const {
+    std::vector<llama_token> p(req_.prefix);
+    for (const auto& b : req_.blocks) p.insert(p.end(), b.begin(), b.end());
+    p.insert(p.end(), req_.suffix.begin(), req_.suffix.end());
+    return p;
+  }
+
+  // Tokens of the prompt without block j that come after the prefix it shares with the full prompt.
+  std::vector<llama_token> occludedSuffix(int32_t j) const {
+    std::vector<llama_token> s;
+    for (size_t i = j + 1; i < req_.blocks.size(); i++) s.insert(s.end(), req_.blocks[i].begin(), req_.blocks[i].end());
+    s.insert(s.end(), req_.suffix.begin(), req_.suffix.end());
+    return s;
+  }
+
+  llama_pos sharedPrefixLength(int32_t j) const {
+    size_t n = req_.prefix.size();
+    for (int32_t i = 0; i < j; i++) n += req_.blocks[i].size();
+    return static_cast<llama_pos>(n);
+  }
+
+  void runNaive(const std::vector<llama_token>& full, OcclusionResult& result) {
+    auto t = Clock::now();
+    if (req_.hasGivenFull) {
+      useGivenFull(result.full);
+    } else {
+      generateAlone(0, -1, full, result.full);
+    }
+    counters_->fullMs = msSince(t);
+    t = Clock::now();
+    for (size_t k = 0; k < req_.occlude.size(); k++) {
+      llama_memory_clear(mem_, true);
+      const int32_t j = req_.occlude[k];
+      std::vector<llama_token> prompt(full.begin(), full.begin() + sharedPrefixLength(j));
+      const auto rest = occludedSuffix(j);
+      prompt.insert(prompt.end(), rest.begin(), rest.end());
+      generateAlone(0, static_cast<int>(k), prompt, result.occluded[k]);
+      progress_(1, static_cast<int>(k), 0);
+    }
+    counters_->occludedMs = msSince(t);
+    counters_->waves = static_cast<long long>(req_.occlude.size());
+  }
+
+  void generateAlone(llama_seq_id id, int index, const std::vector<llama_token>& prompt, SequenceResult& out) {
+    Seq s;
+    s.id = id;
+    s.index = index;
+    s.out = &out;
+    s.feed = prompt;
+    std::vector<Seq*> active{&s};
+    while (!s.done) step(active);
+  }
+
+  void useGivenFull(SequenceResult& out) {
+    out.tokens = req_.givenFull;
+    out.margins.assign(out.tokens.size(), 0.0f);
+    out.finish = req_.givenFullEndsWithEog ? Finish::Eog : Finish::Length;
+    draftSource_ = req_.givenFull;
+    if (req_.givenFullEndsWithEog) draftSource_.push_back(llama_vocab_eos(vocab_));
+  }
+
+  void runShared(const std::vector<llama_token>& full, OcclusionResult& result) {
+    const bool speculative = req_.strategy == Strategy::Speculative;
+    auto t = Clock::now();
+    Seq s0;
+    s0.id = 0;
+    s0.out = &result.full;
+    s0.feed = full;
+    if (req_.hasGivenFull) {
+      useGivenFull(result.full);
+      s0.done = true;
+      // Only the prompt goes into the cache; the occluded sequences copy their prefix from it.
+      std::vector<BatchItem> items;
+      for (size_t i = 0; i < full.size(); i++) items.push_back({full[i], static_cast<llama_pos>(i), 0, false, 0, 0});
+      const long long before = stats_.decodeCalls;
+      runner_.run(items, [](const float*, const BatchItem&) {}, stats_);
+      counters_->prefillCalls += stats_.decodeCalls - before;
+    } else {
+      std::vector<Seq*> alone{&s0};
+      step(alone);  // prefill (and the first answer token)
+    }
+    counters_->prefillMs = msSince(t);
+
+    t = Clock::now();
+    if (speculative && !s0.done) {
+      std::vector<Seq*> alone{&s0};
+      while (!s0.done) step(alone);
+      draftSource_ = result.full.tokens;
+      if (result.full.finish == Finish::Eog) draftSource_.push_back(fullEog_);
+    }
+    counters_->fullMs = msSince(t);
+
+    t = Clock::now();
+    const int parallel = chooseParallel();
+    std::vector<Seq> seqs(req_.occlude.size());
+    for (size_t start = 0; start < req_.occlude.size(); start += parallel) {
+      const size_t end = std::min(req_.occlude.size(), start + parallel);
+      std::vector<Seq*> active;
+      if (!s0.done) active.push_back(&s0);
+      for (size_t k = start; k < end; k++) {
+        const int32_t j = req_.occlude[k];
+        Seq& s = seqs[k];
+        s.id = static_cast<llama_seq_id>(1 + (k - start));
+        s.index = static_cast<int>(k);
+        s.out = &result.occluded[k];
+        s.nPast = sharedPrefixLength(j);
+        if (s.nPast > 0) llama_memory_seq_cp(mem_, 0, s.id, 0, s.nPast);
+        counters_->tokensReused += s.nPast;
+        s.feed = occludedSuffix(j);
+        s.canDraft = speculative;
+        s.alignAt = speculative ? 0 : -1;
+        s.window = std::max(kMinWindow, req_.draftInitial);
+        active.push_back(&s);
+      }
+      counters_->waves++;
+      while (std::any_of(active.begin(), active.end(), [](const Seq* s) { return !s->done; })) step(active);
+      for (size_t k = start; k < end; k++) {
+        llama_memory_seq_rm(mem_, seqs[k].id, -1, -1);
+        progress_(1, static_cast<int>(k), 0);
+      }
+    }
+    std::vector<Seq*> alone{&s0};
+    while (!s0.done) step(alone);
+    counters_->occludedMs = msSince(t);
+  }
+
+  int chooseParallel() const {
+    if (req_.occlude.empty()) return 1;
+    const long long cells = static_cast<long long>(llama_n_ctx(ctx_));
+    int limit = static_cast<int>(std::min<size_t>(req_.occlude.size(), llama_n_seq_max(ctx_) - 1));
+    if (req_.maxParallel > 0) limit = std::min(limit, req_.maxParallel);
+    for (int g = limit; g >= 1; g--) {
+      if (occlusionCellsNeeded(req_, g) <= cells) return g;
+    }
+    throw std::runtime_error("the KV cache cannot hold the full prompt plus one occluded continuation (" +
+                             std::to_string(occlusionCellsNeeded(req_, 1)) + " cells needed, context has " +
+                             std::to_string(cells) + "); use a larger contextSize or a shorter prompt");
+  }
+
+  // One batched llama_decode pass over every unfinished sequence: its pending tokens plus its draft.
+  void step(std::vector<Seq*>& active) {
+    std::vector<BatchItem> items;
+    bool promptOnly = true;
+    for (size_t si = 0; si < active.size(); si++) {
+      Seq& s = *active[si];
+      if (s.done) continue;
+      s.draft.clear();
+      if (s.cooldown > 0) {
+        s.cooldown--;
+      } else if (s.canDraft && s.alignAt >= 0) {
+        const int room = req_.maxTokens - static_cast<int>(s.out->tokens.size());
+        const int available = static_cast<int>(draftSource_.size()) - s.alignAt;
+        const int w = std::max(0, std::min({s.window, room, available}));
+        s.draft.assign(draftSource_.begin() + s.alignAt, draftSource_.begin() + s.alignAt + w);
+      }
+      if (!s.feedIsPrompt || !s.draft.empty()) promptOnly = false;
+      llama_pos pos = s.nPast;
+      for (size_t i = 0; i < s.feed.size(); i++) {
+        items.push_back({s.feed[i], pos++, s.id, i + 1 == s.feed.size(), static_cast<int32_t>(si), 0});
+      }
+      for (size_t i = 0; i < s.draft.size(); i++) {
+        items.push_back({s.draft[i], pos++, s.id, true, static_cast<int32_t>(si), static_cast<int32_t>(i + 1)});
+      }
+      counters_->draftProposed += static_cast<long long>(s.draft.size());
+    }
+    if (items.empty()) return;
+
+    std::vector<std::vector<GreedyPick>> picks(active.size());
+    for (size_t si = 0; si < active.size(); si++) {
+      if (!active[si]->done) picks[si].resize(active[si]->draft.size() + 1);
+    }
+    const long long before = stats_.decodeCalls;
+    runner_.run(items, [&](const float* logits, const BatchItem& item) {
+      picks[item.tag][item.tag2] = pickGreedy(logits, nVocab_);
+    }, stats_);
+    (promptOnly ? counters_->prefillCalls : counters_->decodeSteps) += stats_.decodeCalls - before;
+
+    for (size_t si = 0; si < active.size(); si++) {
+      Seq& s = *active[si];
+      if (s.done) continue;
+      accept(s, picks[si]);
+    }
+  }
+
+  void accept(Seq& s, const std::vector<GreedyPick>& picks) {
+    const size_t w = s.draft.size();
+    size_t accepted = 0;
+    std::vector<llama_token> emitted;
+    llama_token pending = -1;
+    for (size_t k = 0; k <= w; k++) {
+      const GreedyPick& p = picks[k];
+      const bool alive = emit(s, p);
+      emitted.push_back(p.token);
+      if (!alive) break;
+      if (k < w && p.token == s.draft[k]) {
+        accepted++;
+        continue;
+      }
+      pending = p.token;
+      break;
+    }
+    counters_->draftAccepted += static_cast<long long>(accepted);
+    if (w > 0 && accepted == 0) {
+      s.misses = std::min(s.misses + 1, 6);
+      s.cooldown = (1 << s.misses) - 1;
+    } else if (accepted > 0) {
+      s.misses = 0;
+    }
+    const llama_pos fed = static_cast<llama_pos>(s.feed.size());
+    s.nPast += fed + static_cast<llama_pos>(accepted);
+    if (s.done) return;
+    if (accepted < w) llama_memory_seq_rm(mem_, s.id, s.nPast, -1);
+    s.feed.assign(1, pending);
+    s.feedIsPrompt = false;
+    if (s.canDraft) updateAlignment(s, emitted, w > 0 && accepted == w);
+  }
+
+  void updateAlignment(Seq& s, const std::vector<llama_token>& emitted, bool wholeDraftAccepted) {
+    for (llama_token t : emitted) {
+      if (s.alignAt >= 0 && s.alignAt < static_cast<int>(draftSource_.size()) && draftSource_[s.alignAt] == t) {
+        s.alignAt++;
+      } else {
+        s.alignAt = -1;
+      }
+    }
+    if (s.alignAt >= 0) {
+      if (wholeDraftAccepted) s.window = std::min(std::max(s.window * 2, kMinWindow), std::max(req_.draftMax, kMinWindow));
+      return;
+    }
+    s.window = kMinWindow;
+    // The answer left A_full; where its last few tokens occur in A_full again, draft from there.
+    const auto& out = s.out->tokens;
+    if (static_cast<int>(out.size()) < kRealignTokens) return;
+    const int n = static_cast<int>(draftSource_.size());
+    for (int q = kRealignTokens; q < n; q++) {
+      bool match = true;
+      for (int i = 0; i < kRealignTokens && match; i++) {
+        match = draftSource_[q - kRealignTokens + i] == out[out.size() - kRealignTokens + i];
+      }
+      if (match) {
+        s.alignAt = q;
+        return;
+      }
+    }
+  }
+
+  // Appends one greedy token to a sequence's answer; returns false once the sequence has finished.
+  bool emit(Seq& s, const GreedyPick& p) {
+    SequenceResult& out = *s.out;
+    out.margins.push_back(p.margin);
+    if (llama_vocab_is_eog(vocab_, p.token)) {
+      if (s.index < 0) fullEog_ = p.token;
+      out.finish = Finish::Eog;
+      s.done = true;
+      return false;
+    }
+    out.tokens.push_back(p.token);
+    if (s.index < 0) progress_(0, -1, p.token);
+    if (!req_.stops.empty()) {
+      const size_t before = s.text.size();
+      s.text += tokenPiece(vocab_, p.token);
+      for (const auto& stop : req_.stops) {
+        const size_t from = before >= stop.size() ? before - stop.size() + 1 : 0;
+        if (s.text.find(stop, from) != std::string::npos) {
+          out.finish = Finish::Stop;
+          s.done = true;
+          return false;
+        }
+      }
+    }
+    if (static_cast<int>(out.tokens.size()) >= req_.maxTokens) {
+      out.finish = Finish::Length;
+      s.done = true;
+      return false;
+    }
+    return true;
+  }
+
+  llama_context* ctx_;
+  const llama_vocab* vocab_;
+  int32_t nVocab_;
+  llama_memory_t mem_;
+  const OcclusionRequest& req_;
+  const OcclusionProgress& progress_;
+  BatchRunner runner_;
+  BatchStats stats_;
+  OcclusionCounters* counters_ = nullptr;
+  std::vector<llama_token> draftSource_;
+  llama_token fullEog_ = -1;
+};
+
+}  // namespace
+
+long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
+  long long full = static_cast<long long>(req.prefix.size() + req.suffix.size());
+  for (const auto& b : req.blocks) full += static_cast<long long>(b.size());
+  const long long answer = req.maxTokens + 1;
+  if (req.strategy == Strategy::Naive) return full + answer;
+  const long long draft = req.strategy == Strategy::Speculative ? std::max(req.draftMax, 4) : 0;
+  std::vector<long long> suffixes;
+  for (int32_t j : req.occlude) {
+    long long s = static_cast<long long>(req.suffix.size());
+    for (size_t i = j + 1; i < req.blocks.size(); i++) s += static_cast<long long>(req.blocks[i].size());
+    suffixes.push_back(s + answer + draft);
+  }
+  std::sort(suffixes.rbegin(), suffixes.rend());
+  long long cells = full + answer;
+  for (int k = 0; k < parallel && k < static_cast<int>(suffixes.size()); k++) cells += suffixes[k];
+  return cells;
+}
+
+OcclusionResult runOcclusion(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
+                             const OcclusionProgress& progress) {
+  Scheduler scheduler(ctx, req, cancel, progress);
+  return scheduler.run();
+}
+
+}  // namespace attr_rag

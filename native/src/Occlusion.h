@@ -1,0 +1,70 @@
+// The occlusion scheduler: A_full and one greedy answer per occluded chunk set, with three strategies that
+// must give the same tokens (up to llama.cpp's floating-point differences between batch shapes):
+//   naive          each prompt alone on a cleared KV cache;
+//   prefix-shared  the full prompt once, each occluded prompt gets the shared prefix by llama_memory_seq_cp,
+//                  all suffixes prefilled in one multi-sequence batch, then one batched decode per step;
+//   speculative    as prefix-shared, plus A_full's tokens as a draft verified in the same batches.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "llama.h"
+
+namespace attr_rag {
+
+enum class Strategy { Naive = 0, PrefixShared = 1, Speculative = 2 };
+enum class Finish { Eog = 0, Stop = 1, Length = 2 };
+
+struct OcclusionRequest {
+  std::vector<llama_token> prefix;                // template head, system, question (BOS included)
+  std::vector<std::vector<llama_token>> blocks;   // one per chunk set, in prompt order
+  std::vector<llama_token> suffix;                // instruction, template tail
+  std::vector<int32_t> occlude;                   // block indices to occlude
+  std::vector<llama_token> givenFull;             // A_full supplied by the caller (skips generating it)
+  bool hasGivenFull = false;
+  bool givenFullEndsWithEog = false;
+  int32_t maxTokens = 128;
+  std::vector<std::string> stops;
+  Strategy strategy = Strategy::Speculative;
+  int32_t draftInitial = 16;
+  int32_t draftMax = 128;
+  int32_t maxParallel = 0;                        // occluded sequences per wave; 0 = as many as fit
+};
+
+struct SequenceResult {
+  std::vector<llama_token> tokens;
+  std::vector<float> margins;  // top-1 minus top-2 logit at each generated token
+  Finish finish = Finish::Length;
+};
+
+struct OcclusionCounters {
+  long long promptTokens = 0;     // Σ over the n+1 prompts of their length
+  long long tokensEvaluated = 0;  // tokens submitted to llama_decode (drafts and retries included)
+  long long tokensReused = 0;     // prompt tokens taken from a shared prefix instead of recomputed
+  long long draftProposed = 0;
+  long long draftAccepted = 0;
+  long long decodeSteps = 0;      // llama_decode calls that extend answers (sequential steps)
+  long long prefillCalls = 0;     // llama_decode calls that only prefill prompts
+  long long waves = 0;
+  double prefillMs = 0, fullMs = 0, occludedMs = 0, totalMs = 0;
+};
+
+struct OcclusionResult {
+  SequenceResult full;
+  std::vector<SequenceResult> occluded;  // parallel to request.occlude
+  OcclusionCounters counters;
+};
+
+// Progress: (kind, index, token) with kind 0 = A_full token, 1 = occluded sequence `index` finished.
+using OcclusionProgress = std::function<void(int kind, int index, llama_token token)>;
+
+// KV cells a request needs at peak with `parallel` occluded sequences per wave (see Occlusion.cpp).
+long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel);
+
+OcclusionResult runOcclusion(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
+                             const OcclusionProgress& progress);
+
+}  // namespace attr_rag

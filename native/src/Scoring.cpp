@@ -1,0 +1,150 @@
+#include "Scoring.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "BatchRunner.h"
+#include "Greedy.h"
+
+namespace attr_rag {
+namespace {
+
+// First block index a coalition leaves out (blocks.size() when it has them all).
+size_t firstMissing(const std::vector<int32_t>& coalition, size_t nBlocks) {
+  size_t f = 0;
+  for (int32_t b : coalition) {
+    if (static_cast<size_t>(b) != f) break;
+    f++;
+  }
+  return std::min(f, nBlocks);
+}
+
+// What a coalition feeds after the prefix it shares with the all-sets prompt: its remaining blocks, the
+// suffix, and the continuation without its last token (which predicts nothing we score).
+std::vector<llama_token> tailAfter(const ScoreRequest& req, const std::vector<int32_t>& coalition, size_t from) {
+  std::vector<llama_token> t;
+  for (int32_t b : coalition) {
+    if (static_cast<size_t>(b) >= from) t.insert(t.end(), req.blocks[b].begin(), req.blocks[b].end());
+  }
+  t.insert(t.end(), req.suffix.begin(), req.suffix.end());
+  if (!req.continuation.empty()) t.insert(t.end(), req.continuation.begin(), req.continuation.end() - 1);
+  return t;
+}
+
+llama_pos prefixLength(const ScoreRequest& req, size_t firstMissingBlock) {
+  size_t n = req.prefix.size();
+  for (size_t i = 0; i < firstMissingBlock; i++) n += req.blocks[i].size();
+  return static_cast<llama_pos>(n);
+}
+
+std::vector<int32_t> allBlocks(size_t n) {
+  std::vector<int32_t> all(n);
+  for (size_t i = 0; i < n; i++) all[i] = static_cast<int32_t>(i);
+  return all;
+}
+
+// Items for `tokens` on sequence `seq` from `pos`; the last T items carry outputs tagged 0..T-1.
+void addScored(std::vector<BatchItem>& items, const std::vector<llama_token>& tokens, llama_pos pos, llama_seq_id seq,
+               int32_t tag, size_t T) {
+  const size_t firstOut = tokens.size() - T;
+  for (size_t i = 0; i < tokens.size(); i++) {
+    const bool out = i >= firstOut;
+    items.push_back({tokens[i], pos + static_cast<llama_pos>(i), seq, out, tag, out ? static_cast<int32_t>(i - firstOut) : 0});
+  }
+}
+
+}  // namespace
+
+long long scoreCellsNeeded(const ScoreRequest& req, int parallel) {
+  const auto all = allBlocks(req.blocks.size());
+  const long long full = static_cast<long long>(req.prefix.size() + tailAfter(req, all, 0).size());
+  std::vector<long long> tails;
+  for (const auto& c : req.coalitions) {
+    tails.push_back(static_cast<long long>(tailAfter(req, c, firstMissing(c, req.blocks.size())).size()));
+  }
+  std::sort(tails.rbegin(), tails.rend());
+  long long cells = full;
+  for (int k = 0; k < parallel && k < static_cast<int>(tails.size()); k++) cells += tails[k];
+  return cells;
+}
+
+ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::atomic<bool>& cancel) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (req.suffix.empty()) throw std::runtime_error("scoring needs a non-empty suffix before the continuation");
+  const llama_vocab* vocab = llama_model_get_vocab(llama_get_model(ctx));
+  const int32_t nVocab = llama_vocab_n_tokens(vocab);
+  llama_memory_t mem = llama_get_memory(ctx);
+  const size_t T = req.continuation.size();
+  const auto all = allBlocks(req.blocks.size());
+
+  ScoreResult result;
+  result.logProbs.assign(req.coalitions.size(), std::vector<float>(T, 0.0f));
+  result.totals.assign(req.coalitions.size(), 0.0);
+  std::vector<float> fullLogProbs(T, 0.0f);
+  BatchRunner runner(ctx, &cancel);
+  BatchStats stats;
+  auto onOutput = [&](const float* logits, const BatchItem& item) {
+    const float lp = static_cast<float>(logProbOf(logits, nVocab, req.continuation[item.tag2]));
+    (item.tag < 0 ? fullLogProbs : result.logProbs[item.tag])[item.tag2] = lp;
+  };
+
+  llama_memory_clear(mem, true);
+  try {
+    std::vector<BatchItem> items;
+    std::vector<llama_token> full(req.prefix);
+    const auto fullTail = tailAfter(req, all, 0);
+    full.insert(full.end(), fullTail.begin(), fullTail.end());
+    addScored(items, full, 0, 0, -1, T);
+    runner.run(items, onOutput, stats);
+
+    std::vector<size_t> pending;
+    for (size_t c = 0; c < req.coalitions.size(); c++) {
+      if (req.coalitions[c] == all) {
+        result.logProbs[c] = fullLogProbs;
+      } else {
+        pending.push_back(c);
+      }
+    }
+    const long long cells = static_cast<long long>(llama_n_ctx(ctx));
+    int parallel = static_cast<int>(std::min<size_t>(pending.size(), llama_n_seq_max(ctx) - 1));
+    if (req.maxParallel > 0) parallel = std::min(parallel, req.maxParallel);
+    while (parallel > 1 && scoreCellsNeeded(req, parallel) > cells) parallel--;
+    if (!pending.empty() && scoreCellsNeeded(req, 1) > cells) {
+      throw std::runtime_error("the KV cache cannot hold the scoring prompts (" + std::to_string(scoreCellsNeeded(req, 1)) +
+                               " cells needed, context has " + std::to_string(cells) + "); use a larger contextSize");
+    }
+    for (size_t start = 0; start < pending.size(); start += parallel) {
+      const size_t end = std::min(pending.size(), start + parallel);
+      items.clear();
+      for (size_t k = start; k < end; k++) {
+        const auto& coalition = req.coalitions[pending[k]];
+        const size_t f = firstMissing(coalition, req.blocks.size());
+        const llama_pos shared = prefixLength(req, f);
+        const auto seq = static_cast<llama_seq_id>(1 + (k - start));
+        if (shared > 0) llama_memory_seq_cp(mem, 0, seq, 0, shared);
+        result.counters.tokensReused += shared;
+        addScored(items, tailAfter(req, coalition, f), shared, seq, static_cast<int32_t>(pending[k]), T);
+      }
+      runner.run(items, onOutput, stats);
+      for (size_t k = start; k < end; k++) llama_memory_seq_rm(mem, static_cast<llama_seq_id>(1 + (k - start)), -1, -1);
+      result.counters.waves++;
+    }
+  } catch (...) {
+    llama_memory_clear(mem, true);
+    throw;
+  }
+  llama_memory_clear(mem, true);
+  for (size_t c = 0; c < req.coalitions.size(); c++) {
+    double total = 0;
+    for (float lp : result.logProbs[c]) total += lp;
+    result.totals[c] = total;
+  }
+  result.counters.tokensEvaluated = stats.tokensEvaluated;
+  result.counters.decodeCalls = stats.decodeCalls;
+  result.counters.totalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace attr_rag

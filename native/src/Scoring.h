@@ -1,0 +1,40 @@
+// Teacher-forced scoring: log P(continuation | question, coalition of chunk sets) for many coalitions in
+// batched passes. Every coalition copies from the all-sets prompt the prefix it shares with it (up to its
+// first missing set), so leave-one-out costs about what occlusion's prefill costs.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "llama.h"
+
+namespace attr_rag {
+
+struct ScoreRequest {
+  std::vector<llama_token> prefix;
+  std::vector<std::vector<llama_token>> blocks;
+  std::vector<llama_token> suffix;
+  std::vector<llama_token> continuation;
+  std::vector<std::vector<int32_t>> coalitions;  // included block indices, ascending
+  int32_t maxParallel = 0;
+};
+
+struct ScoreCounters {
+  long long tokensEvaluated = 0;
+  long long tokensReused = 0;
+  long long decodeCalls = 0;
+  long long waves = 0;
+  double totalMs = 0;
+};
+
+struct ScoreResult {
+  std::vector<std::vector<float>> logProbs;  // per coalition, per continuation token
+  std::vector<double> totals;                // per coalition, Σ log-probs
+  ScoreCounters counters;
+};
+
+long long scoreCellsNeeded(const ScoreRequest& req, int parallel);
+
+ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::atomic<bool>& cancel);
+
+}  // namespace attr_rag

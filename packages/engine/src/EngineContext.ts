@@ -1,0 +1,211 @@
+import { availableParallelism } from "node:os";
+import type { PromptSegments } from "@attr-rag/core";
+import { embedTexts, rerankDocuments, type EmbedOptions, type RerankOptions } from "./embed.js";
+import { AbortError, DisposedError, EngineArgumentError, EngineError, fromNative } from "./errors.js";
+import { generateTokens, type GenerateOptions, type GeneratedPiece, type GenerationResult } from "./generate.js";
+import type { Model } from "./Model.js";
+import type { NativeContext, NativeContextOptions } from "./native/addonTypes.js";
+import { nativeAddon } from "./native/loadAddon.js";
+import { runOcclusion, type OcclusionOptions, type OcclusionResult } from "./occlude.js";
+import { scoreContinuations, type ScoreOptions, type ScoreResult } from "./score.js";
+import type { TokenSegments } from "./tokenSegments.js";
+
+export type ContextKind = "generate" | "embed" | "rerank";
+
+export interface ContextOptions {
+  /** What the context runs. Embedding and re-ranking contexts pool outputs per sequence. Default "generate". */
+  kind?: ContextKind;
+  /** KV cache cells shared by all sequences (unified cache). Default 16384. */
+  contextSize?: number;
+  /** Tokens per llama_decode call. Default 512. */
+  batchSize?: number;
+  /** Tokens per physical micro-batch; embedding contexts need it ≥ the longest input. Default = batchSize. */
+  ubatchSize?: number;
+  /** Parallel sequences (the full prompt plus occluded ones per wave). Default 32. */
+  sequences?: number;
+  /** CPU threads. Default: all available. */
+  threads?: number;
+  /** Embedding pooling for kind "embed": "mean" | "cls" | "last", default the model's own. */
+  pooling?: "mean" | "cls" | "last";
+  /**
+   * Flash attention: "auto" | "on" | "off". Default "off": llama.cpp's CPU flash-attention kernel tiles the
+   * KV cache, so its rounding depends on the cache size and batched runs drift from one-by-one runs more
+   * often (still only at near-ties). "on" is faster with large unified caches and on GPUs.
+   */
+  flashAttention?: "auto" | "on" | "off";
+  /** KV cache precision: "f16" (default) or "f32". */
+  kvType?: "f16" | "f32";
+}
+
+const MAX_SEQUENCES = 256;
+
+/** One llama.cpp context; it runs one job at a time, in call order. */
+export class EngineContext implements AsyncDisposable {
+  #native: NativeContext | undefined;
+  #queue: Promise<void> = Promise.resolve();
+  readonly #onDispose: (c: EngineContext) => void;
+  readonly model: Model;
+  readonly kind: ContextKind;
+  readonly options: Readonly<NativeContextOptions>;
+
+  private constructor(model: Model, native: NativeContext, kind: ContextKind, options: NativeContextOptions, onDispose: (c: EngineContext) => void) {
+    this.model = model;
+    this.#native = native;
+    this.kind = kind;
+    this.options = options;
+    this.#onDispose = onDispose;
+  }
+
+  static async create(model: Model, options: ContextOptions, onDispose: (c: EngineContext) => void): Promise<EngineContext> {
+    const kind = options.kind ?? "generate";
+    const resolved = resolveOptions(kind, options);
+    const native = new (nativeAddon().AddonContext)(model.requireNative());
+    try {
+      await native.init(resolved);
+    } catch (err) {
+      native.dispose();
+      throw fromNative(err, "creating the context");
+    }
+    return new EngineContext(model, native, kind, resolved, onDispose);
+  }
+
+  get disposed(): boolean {
+    return this.#native === undefined;
+  }
+
+  /** A_full and one answer per occluded chunk set (see OcclusionOptions for the strategies). */
+  occlude(options: OcclusionOptions): Promise<OcclusionResult> {
+    this.#requireKind("generate", "occlude");
+    return this.#run("occlusion", options.signal, (native) => runOcclusion(this, native, options));
+  }
+
+  /** Greedy generation as an async iterator of tokens; its return value is the whole result. */
+  generate(prompt: string | Int32Array, options: GenerateOptions = {}): AsyncGenerator<GeneratedPiece, GenerationResult> {
+    this.#requireKind("generate", "generate");
+    return generateTokens(this, prompt, options, (signal, job) => this.#run("generation", signal, job));
+  }
+
+  /** Σ log P(continuation | prompt with only the coalition's sets), per coalition, teacher-forced. */
+  scoreContinuations(options: ScoreOptions): Promise<ScoreResult> {
+    this.#requireKind("generate", "scoreContinuations");
+    return this.#run("scoring", options.signal, (native) => scoreContinuations(this, native, options));
+  }
+
+  embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
+    this.#requireKind("embed", "embed");
+    return this.#run("embedding", options.signal, (native) => embedTexts(this, native, texts, options));
+  }
+
+  rerank(query: string, documents: readonly string[], options: RerankOptions = {}): Promise<number[]> {
+    this.#requireKind("rerank", "rerank");
+    return this.#run("re-ranking", options.signal, (native) => rerankDocuments(this, native, query, documents, options));
+  }
+
+  /** Sequences that hold KV cells right now: 0 whenever no job runs (every job frees what it used). */
+  sequencesInUse(): number {
+    return this.#requireNative().sequencesInUse();
+  }
+
+  /** Token segments of a text prompt, tokenized by this context's model. */
+  tokenize(segments: PromptSegments): TokenSegments {
+    return this.model.tokenizeSegments(segments);
+  }
+
+  /** Cancels the running job (it rejects with AbortError) and frees the context. Safe to call twice. */
+  async dispose(): Promise<void> {
+    const native = this.#native;
+    if (!native) return;
+    this.#native = undefined;
+    native.dispose();
+    this.#onDispose(this);
+    await this.#queue.catch(() => undefined);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+
+  #requireKind(kind: ContextKind, what: string): void {
+    if (this.kind !== kind) {
+      throw new EngineArgumentError(`${what} needs a context of kind "${kind}"; this one is "${this.kind}" (model.createContext({ kind: "${kind}" }))`);
+    }
+  }
+
+  #requireNative(): NativeContext {
+    if (!this.#native || this.model.disposed) throw new DisposedError("the context (or its model) has been disposed");
+    return this.#native;
+  }
+
+  async #run<T>(what: string, signal: AbortSignal | undefined, job: (native: NativeContext) => Promise<T>): Promise<T> {
+    this.#requireNative();
+    if (signal?.aborted) throw new AbortError(`${what} was aborted before it started`);
+    const previous = this.#queue;
+    let release!: () => void;
+    this.#queue = new Promise<void>((r) => (release = r));
+    try {
+      await waitOrAbort(previous, signal, what);
+      const native = this.#requireNative();
+      const onAbort = () => native.cancel();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      try {
+        return await job(native);
+      } catch (err) {
+        throw err instanceof EngineError ? err : fromNative(err, what);
+      } finally {
+        signal?.removeEventListener("abort", onAbort);
+      }
+    } finally {
+      release();
+    }
+  }
+}
+
+function waitOrAbort(previous: Promise<void>, signal: AbortSignal | undefined, what: string): Promise<void> {
+  if (!signal) return previous;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new AbortError(`${what} was aborted while waiting for the context`));
+    signal.addEventListener("abort", onAbort, { once: true });
+    previous.then(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) onAbort();
+        else resolve();
+      },
+      () => resolve(),
+    );
+  });
+}
+
+function resolveOptions(kind: ContextKind, o: ContextOptions): NativeContextOptions {
+  const contextSize = o.contextSize ?? 16384;
+  const batchSize = o.batchSize ?? 512;
+  const ubatchSize = o.ubatchSize ?? batchSize;
+  const sequences = o.sequences ?? 32;
+  const threads = o.threads ?? availableParallelism();
+  const int = (name: string, v: number, min: number, max: number) => {
+    if (!Number.isInteger(v) || v < min || v > max) throw new EngineArgumentError(`${name} must be an integer in [${min}, ${max}], got ${v}`);
+  };
+  int("contextSize", contextSize, 64, 1 << 22);
+  int("batchSize", batchSize, 1, 1 << 16);
+  int("ubatchSize", ubatchSize, 1, batchSize);
+  int("sequences", sequences, 1, MAX_SEQUENCES);
+  int("threads", threads, 1, 1024);
+  // Rank pooling attaches a reranker's classification head; embeddings use the model's pooling unless chosen.
+  const pooling = kind === "rerank" ? 4 : kind === "embed" && o.pooling ? { mean: 1, cls: 2, last: 3 }[o.pooling] : -1;
+  if (pooling === undefined) throw new EngineArgumentError(`pooling must be "mean", "cls" or "last"`);
+  const flash = { auto: -1, on: 1, off: 0 }[o.flashAttention ?? "off"];
+  const kvType = { f32: 0, f16: 1 }[o.kvType ?? "f16"];
+  if (kvType === undefined) throw new EngineArgumentError(`kvType must be "f16" or "f32"`);
+  if (flash === undefined) throw new EngineArgumentError(`flashAttention must be "auto", "on" or "off"`);
+  return {
+    contextSize,
+    batchSize,
+    ubatchSize,
+    sequences,
+    threads,
+    embeddings: kind !== "generate",
+    pooling,
+    flashAttention: flash,
+    kvType,
+  };
+}

@@ -1,0 +1,69 @@
+// Public API of @attr-rag/engine. Siblings import only from here.
+export { GgufError } from "./gguf/ggufError.js";
+export { readGgufHeader } from "./gguf/readHeader.js";
+export { readTensorBytes, readTensorValues } from "./gguf/readTensor.js";
+export {
+  writeGguf,
+  type GgufMetadataInput,
+  type GgufTensorInput,
+  type GgufWriteProgress,
+  type GgufWriteResult,
+  type TensorChunk,
+  type TensorProducer,
+  type WriteGgufOptions,
+} from "./gguf/writeGguf.js";
+export { ggufValue } from "./gguf/values.js";
+export {
+  GGML_TYPES,
+  GGUF_DEFAULT_ALIGNMENT,
+  type GgmlType,
+  type GgufArrayValue,
+  type GgufHeader,
+  type GgufScalarType,
+  type GgufTensorInfo,
+  type GgufValue,
+} from "./gguf/types.js";
+export {
+  PRESET_SHAPES,
+  SYNTH_ARCHS,
+  SYNTH_PRESETS,
+  SYNTH_QUANTS,
+  type ModelShape,
+  type SynthArch,
+  type SynthPreset,
+  type SynthQuant,
+} from "./synth/presets.js";
+export { DEFAULT_SYNTH_SEED, synthesizeModel, type SynthesizedModel, type SynthesizeModelOptions } from "./synth/synthesizeModel.js";
+export {
+  defaultSynthCacheDir,
+  ensureSynthModel,
+  synthModelFileName,
+  type EnsuredSynthModel,
+  type EnsureSynthModelOptions,
+} from "./synth/ensureSynthModel.js";
+export { resolveVocabDir } from "./synth/vocab.js";
+export { Model, type ModelInfo, type ModelLoadOptions } from "./Model.js";
+export { EngineContext, type ContextKind, type ContextOptions } from "./EngineContext.js";
+export {
+  OCCLUSION_STRATEGIES,
+  type OcclusionCounters,
+  type OcclusionOptions,
+  type OcclusionResult,
+  type OcclusionStrategy,
+} from "./occlude.js";
+export type { GeneratedSequence } from "./sequenceText.js";
+export type { GenerateOptions, GeneratedPiece, GenerationResult } from "./generate.js";
+export type { ScoreOptions, ScoreResult } from "./score.js";
+export type { EmbedOptions, RerankOptions } from "./embed.js";
+export { compareSequences, type Comparison, type Divergence, type SequenceLike } from "./divergence.js";
+export { concatTokens, segmentsLength, type TokenSegments } from "./tokenSegments.js";
+export {
+  AbortError,
+  DisposedError,
+  EngineArgumentError,
+  EngineError,
+  EngineLimitError,
+  ModelLoadError,
+} from "./errors.js";
+export { nativeAddon } from "./native/loadAddon.js";
+export type { NativeDevice } from "./native/addonTypes.js";

@@ -1,0 +1,157 @@
+/**
+ * The native addon's surface (native/src/*.cpp), typed in one place. Native methods take typed arrays and
+ * trust their arguments' shapes; this package validates everything before calling them, because a
+ * GGML_ASSERT inside llama.cpp aborts the whole process. Ranges are half-open `[p0, p1)`.
+ */
+export interface NativeAddon {
+  /** Loads ggml backends from `libDir` (default: the directory the addon was linked against). */
+  init(libDir?: string): void;
+  /** llama.cpp log lines at or above this level reach stderr: 0 none, 2 info, 3 warnings, 4 errors. */
+  setLogLevel(level: number): void;
+  devices(): NativeDevice[];
+  readonly defaultLibraryDir: string;
+  AddonModel: new () => NativeModel;
+  AddonContext: new (model: NativeModel) => NativeContext;
+}
+
+export interface NativeDevice {
+  name: string;
+  description: string;
+  type: "cpu" | "gpu" | "other";
+  memoryFree: number;
+  memoryTotal: number;
+}
+
+export interface NativeModelInfo {
+  description: string;
+  architecture: string;
+  name: string;
+  nVocab: number;
+  nCtxTrain: number;
+  nEmbd: number;
+  nLayer: number;
+  nParams: number;
+  sizeBytes: number;
+  bos: number;
+  eos: number;
+  sep: number;
+  addBos: boolean;
+  addEos: boolean;
+  addSep: boolean;
+  hasEncoder: boolean;
+  hasDecoder: boolean;
+  nClsOut: number;
+  chatTemplate: string | null;
+  rerankTemplate: string | null;
+}
+
+export interface NativeModel {
+  load(path: string, options: { gpuLayers: number; vocabOnly: boolean; useMmap: boolean }): Promise<void>;
+  tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
+  detokenize(tokens: Int32Array, removeSpecial: boolean, unparseSpecial: boolean): string;
+  /** Raw bytes of one token (possibly part of a UTF-8 sequence). */
+  tokenPiece(token: number): Buffer;
+  /** null when the model has no built-in template and none is given. */
+  applyChatTemplate(messages: { role: string; content: string }[], addAssistant: boolean, template?: string): string | null;
+  isEog(token: number): boolean;
+  info(): NativeModelInfo;
+  dispose(): void;
+}
+
+export interface NativeContextOptions {
+  contextSize: number;
+  batchSize: number;
+  ubatchSize: number;
+  sequences: number;
+  threads: number;
+  embeddings: boolean;
+  /** llama_pooling_type: -1 model default, 0 none, 1 mean, 2 cls, 3 last, 4 rank. */
+  pooling: number;
+  /** llama_flash_attn_type: -1 auto, 0 off, 1 on. */
+  flashAttention: number;
+  /** ggml_type of the KV cache: 0 f32, 1 f16. */
+  kvType: number;
+}
+
+export interface NativeOcclusionRequest {
+  prefix: Int32Array;
+  blocks: Int32Array[];
+  suffix: Int32Array;
+  /** Block indices to occlude. */
+  occlude: Int32Array;
+  givenFull?: Int32Array;
+  givenFullEndsWithEog?: boolean;
+  maxTokens: number;
+  stops: string[];
+  /** 0 naive, 1 prefix-shared, 2 speculative. */
+  strategy: number;
+  draftInitial: number;
+  draftMax: number;
+  /** Occluded sequences per wave; 0 = as many as fit. */
+  maxParallel: number;
+}
+
+export interface NativeSequence {
+  tokens: Int32Array;
+  /** Top-1 minus top-2 logit per step; one more than tokens when the answer ended with an end-of-generation token. */
+  margins: Float32Array;
+  finish: "eog" | "stop" | "length";
+}
+
+export interface NativeOcclusionCounters {
+  promptTokens: number;
+  tokensEvaluated: number;
+  tokensReused: number;
+  draftProposed: number;
+  draftAccepted: number;
+  decodeSteps: number;
+  prefillCalls: number;
+  waves: number;
+  prefillMs: number;
+  fullMs: number;
+  occludedMs: number;
+  totalMs: number;
+}
+
+export interface NativeOcclusionResult {
+  full: NativeSequence;
+  occluded: NativeSequence[];
+  counters: NativeOcclusionCounters;
+}
+
+export interface NativeScoreRequest {
+  prefix: Int32Array;
+  blocks: Int32Array[];
+  suffix: Int32Array;
+  continuation: Int32Array;
+  /** Included block indices per coalition, ascending. */
+  coalitions: Int32Array[];
+  maxParallel: number;
+}
+
+export interface NativeScoreResult {
+  logProbs: Float32Array[];
+  totals: Float64Array;
+  counters: { tokensEvaluated: number; tokensReused: number; decodeCalls: number; waves: number; totalMs: number };
+}
+
+export interface NativeEmbedResult {
+  vectors: Float32Array[];
+  tokensEvaluated: number;
+  decodeCalls: number;
+}
+
+export interface NativeContext {
+  init(options: NativeContextOptions): Promise<void>;
+  /** onProgress(kind, index, token): kind 0 = an A_full token, 1 = occluded sequence `index` finished. */
+  occlude(request: NativeOcclusionRequest, onProgress?: (kind: number, index: number, token: number) => void): Promise<NativeOcclusionResult>;
+  score(request: NativeScoreRequest): Promise<NativeScoreResult>;
+  embed(sequences: Int32Array[]): Promise<NativeEmbedResult>;
+  /** KV cells a request needs with `parallel` sequences per wave. */
+  cellsNeeded(request: NativeOcclusionRequest | NativeScoreRequest, parallel: number): number;
+  cancel(): void;
+  /** Sequences holding KV cells (0 between jobs). */
+  sequencesInUse(): number;
+  info(): { contextSize: number; batchSize: number; ubatchSize: number; sequences: number; pooling: number; threads: number };
+  dispose(): void;
+}

@@ -1,0 +1,135 @@
+import type { PromptSegments } from "@attr-rag/core";
+import type { EngineContext } from "./EngineContext.js";
+import { EngineArgumentError, EngineLimitError } from "./errors.js";
+import type { NativeContext, NativeOcclusionCounters, NativeOcclusionRequest, NativeSequence } from "./native/addonTypes.js";
+import { decodeAnswer, type GeneratedSequence } from "./sequenceText.js";
+import { segmentsLength, type TokenSegments } from "./tokenSegments.js";
+
+export const OCCLUSION_STRATEGIES = ["naive", "prefix-shared", "speculative"] as const;
+export type OcclusionStrategy = (typeof OCCLUSION_STRATEGIES)[number];
+
+export interface OcclusionOptions {
+  /** The prompt: text segments (tokenized with the context's model) or token segments. */
+  segments: PromptSegments | TokenSegments;
+  /** Blocks to occlude (default: every block). */
+  occlude?: readonly number[];
+  /** Max new tokens per answer. Default 512 (SPEC). */
+  maxTokens?: number;
+  /** Answers stop at the first of these strings (the text is cut before it). */
+  stop?: readonly string[];
+  /**
+   * naive: every prompt alone on a cleared cache (the reference); prefix-shared: shared prefix KV and batched
+   * decoding; speculative (default): prefix-shared plus A_full as a draft for every occluded answer.
+   */
+  strategy?: OcclusionStrategy;
+  /** First draft window (tokens) and its cap; the window doubles while drafts are accepted. */
+  draftInitial?: number;
+  draftMax?: number;
+  /** Occluded sequences per wave (default: as many as the context's sequences and KV cells allow). */
+  maxParallel?: number;
+  /** Use this A_full instead of generating it (e.g. when jobs are split across workers). */
+  givenFull?: { tokens: Int32Array; endedWithEog: boolean };
+  signal?: AbortSignal;
+  /** Each A_full token as it is generated. */
+  onFullToken?: (token: number) => void;
+  /** An occluded answer (index into `occlude`) finished. */
+  onSequenceDone?: (index: number) => void;
+}
+
+export type OcclusionCounters = NativeOcclusionCounters;
+
+export interface OcclusionResult {
+  full: GeneratedSequence;
+  /** One per occluded block, in the order of `occlude`. */
+  occluded: GeneratedSequence[];
+  /** Block index of each occluded answer. */
+  occludedBlocks: number[];
+  counters: OcclusionCounters;
+  strategy: OcclusionStrategy;
+}
+
+export function isTokenSegments(s: PromptSegments | TokenSegments): s is TokenSegments {
+  return s.prefix instanceof Int32Array;
+}
+
+export async function runOcclusion(context: EngineContext, native: NativeContext, o: OcclusionOptions): Promise<OcclusionResult> {
+  const segments = isTokenSegments(o.segments) ? o.segments : context.tokenize(o.segments);
+  const request = occlusionRequest(context, native, segments, o);
+  const stops = request.stops;
+  const raw = await native.occlude(request, (kind, index, token) => {
+    if (kind === 0) o.onFullToken?.(token);
+    else o.onSequenceDone?.(index);
+  });
+  const decode = (s: NativeSequence) => decodeAnswer(context.model, s, stops);
+  return {
+    full: decode(raw.full),
+    occluded: raw.occluded.map(decode),
+    occludedBlocks: [...request.occlude],
+    counters: raw.counters,
+    strategy: OCCLUSION_STRATEGIES[request.strategy]!,
+  };
+}
+
+/** Validates everything llama.cpp would assert on, and builds the native request. */
+export function occlusionRequest(context: EngineContext, native: NativeContext, s: TokenSegments, o: OcclusionOptions): NativeOcclusionRequest {
+  const model = context.model;
+  if (s.blocks.length === 0) throw new EngineArgumentError("occlusion needs at least one context set; there is nothing to occlude");
+  s.blocks.forEach((b, i) => {
+    if (b.length === 0) throw new EngineArgumentError(`context set ${i} is empty; drop empty sets before occlusion`);
+  });
+  if (s.prefix.length + s.suffix.length === 0) throw new EngineArgumentError("the prompt has no question or instruction tokens");
+  model.checkTokens(s.prefix, "prefix");
+  model.checkTokens(s.suffix, "suffix");
+  s.blocks.forEach((b, i) => model.checkTokens(b, `context set ${i}`));
+  const maxTokens = o.maxTokens ?? 512;
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new EngineArgumentError(`maxTokens must be an integer ≥ 1, got ${maxTokens}`);
+  const strategy = OCCLUSION_STRATEGIES.indexOf(o.strategy ?? "speculative");
+  if (strategy < 0) throw new EngineArgumentError(`unknown strategy "${o.strategy}"; use ${OCCLUSION_STRATEGIES.join(", ")}`);
+  const occlude = o.occlude ?? s.blocks.map((_, i) => i);
+  if (new Set(occlude).size !== occlude.length || occlude.some((j) => !Number.isInteger(j) || j < 0 || j >= s.blocks.length)) {
+    throw new EngineArgumentError(`occlude must list distinct block indices in [0, ${s.blocks.length}), got [${occlude.join(", ")}]`);
+  }
+  const draftInitial = o.draftInitial ?? 16;
+  const draftMax = o.draftMax ?? 128;
+  if (!Number.isInteger(draftInitial) || draftInitial < 1 || !Number.isInteger(draftMax) || draftMax < draftInitial) {
+    throw new EngineArgumentError(`draft windows must be integers with 1 ≤ draftInitial ≤ draftMax, got ${draftInitial} and ${draftMax}`);
+  }
+  const maxParallel = o.maxParallel ?? 0;
+  if (!Number.isInteger(maxParallel) || maxParallel < 0) throw new EngineArgumentError(`maxParallel must be an integer ≥ 0, got ${maxParallel}`);
+  const stops = [...(o.stop ?? [])];
+  if (stops.some((x) => typeof x !== "string" || x === "")) throw new EngineArgumentError("stop strings must be non-empty strings");
+  if (o.givenFull) model.checkTokens(o.givenFull.tokens, "givenFull");
+
+  const { contextSize, sequences } = context.options;
+  const promptLength = segmentsLength(s);
+  if (promptLength + maxTokens + 1 > contextSize) {
+    throw new EngineLimitError(
+      `the prompt has ${promptLength} tokens; with ${maxTokens} new tokens it needs ${promptLength + maxTokens + 1} KV cells but the context has ${contextSize}; ` +
+        "use a larger contextSize, fewer or shorter chunk sets, or fewer max tokens",
+    );
+  }
+  if (strategy > 0 && sequences < 2) {
+    throw new EngineLimitError(`the ${OCCLUSION_STRATEGIES[strategy]} strategy needs a context with sequences ≥ 2 (it has ${sequences})`);
+  }
+  const request: NativeOcclusionRequest = {
+    prefix: s.prefix,
+    blocks: [...s.blocks],
+    suffix: s.suffix,
+    occlude: Int32Array.from(occlude),
+    maxTokens,
+    stops,
+    strategy,
+    draftInitial,
+    draftMax,
+    maxParallel,
+    ...(o.givenFull ? { givenFull: o.givenFull.tokens, givenFullEndsWithEog: o.givenFull.endedWithEog } : {}),
+  };
+  const cells = native.cellsNeeded(request, 1);
+  if (cells > contextSize) {
+    throw new EngineLimitError(
+      `occlusion needs ${cells} KV cells for the full prompt and one occluded answer, but the context has ${contextSize}; ` +
+        "use a larger contextSize, fewer or shorter chunk sets, or fewer max tokens",
+    );
+  }
+  return request;
+}

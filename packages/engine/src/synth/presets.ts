@@ -1,0 +1,29 @@
+// Model shapes for synthetic models. `tiny` keeps tests fast (the vocabulary dominates its size); `bench` is
+// a scaled-down Qwen2-0.5B (same head size 64, GQA ratio 5:1, tied embeddings with qwen2) that still has
+// >100M parameters with the qwen2 vocabulary but decodes at a useful speed on two CPU cores.
+
+export type SynthPreset = "tiny" | "bench";
+export type SynthArch = "qwen2" | "llama";
+export type SynthQuant = "f16" | "q8_0";
+
+export const SYNTH_PRESETS: readonly SynthPreset[] = ["tiny", "bench"];
+export const SYNTH_ARCHS: readonly SynthArch[] = ["qwen2", "llama"];
+export const SYNTH_QUANTS: readonly SynthQuant[] = ["f16", "q8_0"];
+
+export interface ModelShape {
+  readonly contextLength: number;
+  readonly embeddingLength: number;
+  readonly blockCount: number;
+  readonly feedForwardLength: number;
+  readonly headCount: number;
+  readonly headCountKv: number;
+}
+
+export const PRESET_SHAPES: Readonly<Record<SynthPreset, ModelShape>> = {
+  tiny: { contextLength: 2048, embeddingLength: 64, blockCount: 2, feedForwardLength: 128, headCount: 4, headCountKv: 2 },
+  bench: { contextLength: 4096, embeddingLength: 640, blockCount: 8, feedForwardLength: 1792, headCount: 10, headCountKv: 2 },
+};
+
+export function headDim(shape: ModelShape): number {
+  return shape.embeddingLength / shape.headCount;
+}

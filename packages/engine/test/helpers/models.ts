@@ -1,0 +1,51 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ensureSynthModel } from "../../src/synth/ensureSynthModel.js";
+
+/** The real tiny llama shipped in ../shared (TinyStories; it ignores instructions but continues stories). */
+export const STORIES_MODEL = fileURLToPath(new URL("../../../../../shared/models/stories260K.gguf", import.meta.url));
+
+export function storiesModelPresent(): boolean {
+  return existsSync(STORIES_MODEL);
+}
+
+/** A synthetic qwen2-layout model with random weights and the real qwen2 tokenizer, cached under .cache/models. */
+export async function tinySynthModel(arch: "qwen2" | "llama" = "qwen2"): Promise<string> {
+  const { path } = await ensureSynthModel("tiny", { arch, quant: "q8_0" });
+  return path;
+}
+
+import { mkdir, rename } from "node:fs/promises";
+import { join } from "node:path";
+import { readGgufHeader } from "../../src/gguf/readHeader.js";
+import { readTensorBytes } from "../../src/gguf/readTensor.js";
+import { writeGguf } from "../../src/gguf/writeGguf.js";
+import type { GgufValue } from "../../src/gguf/types.js";
+import { defaultSynthCacheDir } from "../../src/synth/ensureSynthModel.js";
+
+/**
+ * stories260K never ends a story within a few hundred tokens, so to exercise answers that end at an
+ * end-of-generation token we copy it with its EOS id set to the token "." — the same real weights, but
+ * every sentence end is now an EOS.
+ */
+export async function storiesModelWithPeriodEos(): Promise<string> {
+  const dir = defaultSynthCacheDir();
+  const out = join(dir, "stories260K-eos-period.gguf");
+  if (existsSync(out)) return out;
+  await mkdir(dir, { recursive: true });
+  const header = await readGgufHeader(STORIES_MODEL);
+  const tokens = header.metadata.get("tokenizer.ggml.tokens");
+  if (!tokens || tokens.type !== "array" || tokens.itemType !== "string") throw new Error("stories260K has no token list");
+  const period = tokens.value.indexOf(".");
+  if (period < 0) throw new Error('stories260K has no "." token');
+  const eos = header.metadata.get("tokenizer.ggml.eos_token_id")!;
+  const metadata = new Map<string, GgufValue>(header.metadata);
+  metadata.set("tokenizer.ggml.eos_token_id", { ...eos, value: period } as GgufValue);
+  const tmp = `${out}.${process.pid}.tmp`;
+  await writeGguf(tmp, {
+    metadata,
+    tensors: header.tensors.map((t) => ({ name: t.name, shape: t.shape, type: t.type, data: () => readTensorBytes(STORIES_MODEL, t) })),
+  });
+  await rename(tmp, out);
+  return out;
+}
