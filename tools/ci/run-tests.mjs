@@ -34,8 +34,11 @@ for (const name of packages) {
   passed += report.numPassedTests ?? 0;
   failed += report.numFailedTests ?? 0;
   skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-  // A test file that failed to load (syntax error, missing build) has no tests but must not look green.
-  const brokenFiles = (report.testResults ?? []).filter((f) => f.status === "failed" && (f.assertionResults ?? []).length === 0);
+  // A test file that failed outside its tests (load error, failing beforeAll) has no failed test of its
+  // own, only skipped ones or none, but must not look green.
+  const brokenFiles = (report.testResults ?? []).filter(
+    (f) => f.status === "failed" && !(f.assertionResults ?? []).some((a) => a.status === "failed"),
+  );
   failed += brokenFiles.length;
   console.error(`${name}: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles.length} failed`);
 }

@@ -74,9 +74,9 @@ export class EngineContext implements AsyncDisposable {
   }
 
   /** A_full and one answer per occluded chunk set (see OcclusionOptions for the strategies). */
-  occlude(options: OcclusionOptions): Promise<OcclusionResult> {
+  async occlude(options: OcclusionOptions): Promise<OcclusionResult> {
     this.#requireKind("generate", "occlude");
-    return this.#run("occlusion", options.signal, (native) => runOcclusion(this, native, options));
+    return await this.#run("occlusion", options.signal, (native) => runOcclusion(this, native, options));
   }
 
   /** Greedy generation as an async iterator of tokens; its return value is the whole result. */
@@ -86,19 +86,19 @@ export class EngineContext implements AsyncDisposable {
   }
 
   /** Σ log P(continuation | prompt with only the coalition's sets), per coalition, teacher-forced. */
-  scoreContinuations(options: ScoreOptions): Promise<ScoreResult> {
+  async scoreContinuations(options: ScoreOptions): Promise<ScoreResult> {
     this.#requireKind("generate", "scoreContinuations");
-    return this.#run("scoring", options.signal, (native) => scoreContinuations(this, native, options));
+    return await this.#run("scoring", options.signal, (native) => scoreContinuations(this, native, options));
   }
 
-  embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     this.#requireKind("embed", "embed");
-    return this.#run("embedding", options.signal, (native) => embedTexts(this, native, texts, options));
+    return await this.#run("embedding", options.signal, (native) => embedTexts(this, native, texts, options));
   }
 
-  rerank(query: string, documents: readonly string[], options: RerankOptions = {}): Promise<number[]> {
+  async rerank(query: string, documents: readonly string[], options: RerankOptions = {}): Promise<number[]> {
     this.#requireKind("rerank", "rerank");
-    return this.#run("re-ranking", options.signal, (native) => rerankDocuments(this, native, query, documents, options));
+    return await this.#run("re-ranking", options.signal, (native) => rerankDocuments(this, native, query, documents, options));
   }
 
   /** Sequences that hold KV cells right now: 0 whenever no job runs (every job frees what it used). */

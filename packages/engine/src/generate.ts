@@ -12,7 +12,10 @@ export interface GenerateOptions {
 
 export interface GeneratedPiece {
   token: number;
-  /** Text this token completes (empty while a multi-byte character is still incomplete). */
+  /**
+   * Text this token adds. The pieces add up to the result's text (before stop strings are cut): a token that
+   * ends inside a multi-byte character adds "" and the character arrives with the token that completes it.
+   */
   text: string;
 }
 
@@ -65,7 +68,18 @@ export async function* generateTokens(
   });
   job.catch(() => undefined); // observed below; avoid an unhandled rejection if the consumer leaves early
 
-  const decoder = new TextDecoder("utf-8");
+  // Pieces are differences of the detokenized prefix: that is exactly how the final text is made (the
+  // tokenizer may drop a leading space or join bytes), so the streamed pieces add up to it.
+  const streamed: number[] = [];
+  let emitted = "";
+  const piece = (token: number): GeneratedPiece => {
+    streamed.push(token);
+    const text = model.detokenize(Int32Array.from(streamed));
+    if (text.endsWith("\uFFFD") || !text.startsWith(emitted)) return { token, text: "" };
+    const delta = text.slice(emitted.length);
+    emitted = text;
+    return { token, text: delta };
+  };
   let yielded = 0;
   try {
     while (!settled || queue.length > 0) {
@@ -76,13 +90,13 @@ export async function* generateTokens(
       }
       const token = queue.shift()!;
       yielded++;
-      yield { token, text: decoder.decode(model.tokenPiece(token), { stream: true }) };
+      yield piece(token);
     }
     const raw = await job;
     // Progress events can trail the result; whatever was not streamed yet comes from the result itself.
     for (let i = yielded; i < raw.full.tokens.length; i++) {
       const token = raw.full.tokens[i]!;
-      yield { token, text: decoder.decode(model.tokenPiece(token), { stream: true }) };
+      yield piece(token);
     }
     return decodeAnswer(model, raw.full, stops);
   } finally {

@@ -1,9 +1,17 @@
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureSynthModel } from "../../src/synth/ensureSynthModel.js";
 
-/** The real tiny llama shipped in ../shared (TinyStories; it ignores instructions but continues stories). */
-export const STORIES_MODEL = fileURLToPath(new URL("../../../../../shared/models/stories260K.gguf", import.meta.url));
+/**
+ * The real tiny llama in the shared folder beside the repository (TinyStories; it ignores instructions but
+ * continues stories). ATTR_RAG_SHARED_DIR points elsewhere.
+ */
+export const STORIES_MODEL = join(
+  process.env.ATTR_RAG_SHARED_DIR ?? fileURLToPath(new URL("../../../../../shared", import.meta.url)),
+  "models",
+  "stories260K.gguf",
+);
 
 export function storiesModelPresent(): boolean {
   return existsSync(STORIES_MODEL);
@@ -16,7 +24,6 @@ export async function tinySynthModel(arch: "qwen2" | "llama" = "qwen2"): Promise
 }
 
 import { mkdir, rename } from "node:fs/promises";
-import { join } from "node:path";
 import { readGgufHeader } from "../../src/gguf/readHeader.js";
 import { readTensorBytes } from "../../src/gguf/readTensor.js";
 import { writeGguf } from "../../src/gguf/writeGguf.js";

@@ -1,0 +1,191 @@
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EngineContext } from "../src/EngineContext.js";
+import { AbortError, DisposedError, EngineArgumentError, EngineLimitError, ModelLoadError } from "../src/errors.js";
+import { Model } from "../src/Model.js";
+import { STORIES_MODEL } from "./helpers/models.js";
+import { storySegments } from "./helpers/prompts.js";
+
+describe("engine robustness", () => {
+  let dir: string;
+  let model: Model;
+  let ctx: EngineContext;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "attr-rag-engine-"));
+    model = await Model.load(STORIES_MODEL);
+    ctx = await model.createContext({ contextSize: 2048, sequences: 8, threads: 2 });
+  });
+  afterAll(async () => {
+    await model?.dispose();
+  });
+
+  /** The process is alive and the engine still answers after each bad call. */
+  async function stillWorks() {
+    const r = await ctx.occlude({ segments: storySegments(2, 99), maxTokens: 8 });
+    expect(r.occluded).toHaveLength(2);
+    expect(r.full.tokens.length).toBe(8);
+    expect(ctx.sequencesInUse()).toBe(0);
+  }
+
+  it("engine - missing, non-GGUF, truncated files and directories fail with ModelLoadError", async () => {
+    await expect(Model.load(join(dir, "nope.gguf"))).rejects.toThrow(ModelLoadError);
+    await expect(Model.load(join(dir, "nope.gguf"))).rejects.toThrow(/cannot read the model file .*ENOENT/);
+    const text = join(dir, "notes.txt");
+    await writeFile(text, "this is not a model at all, just some text");
+    await expect(Model.load(text)).rejects.toThrow(/not a GGUF file/);
+    await expect(Model.load(dir)).rejects.toThrow(/is not a file/);
+    const truncated = join(dir, "truncated.gguf");
+    await writeFile(truncated, (await readFile(STORIES_MODEL)).subarray(0, 20_000));
+    await expect(Model.load(truncated)).rejects.toThrow(ModelLoadError);
+    await expect(Model.load(STORIES_MODEL, { gpuLayers: -5 })).rejects.toThrow(/gpuLayers/);
+    await stillWorks();
+  });
+
+  it("engine - prompts longer than the context and requests the KV cache cannot hold are refused up front", async () => {
+    const long = storySegments(60, 5);
+    await expect(ctx.occlude({ segments: long, maxTokens: 16 })).rejects.toThrow(EngineLimitError);
+    await expect(ctx.occlude({ segments: long, maxTokens: 16 })).rejects.toThrow(/KV cells but the context has 2048/);
+    // Fits alone, but not with one occluded continuation beside it.
+    const medium = storySegments(24, 6);
+    const prompt = ctx.tokenize(medium);
+    const promptTokens = prompt.prefix.length + prompt.suffix.length + prompt.blocks.reduce((n, b) => n + b.length, 0);
+    expect(promptTokens + 200).toBeLessThan(2048);
+    await expect(ctx.occlude({ segments: medium, maxTokens: 2048 - promptTokens - 10 })).rejects.toThrow(/needs \d+ KV cells for the full prompt and one occluded answer/);
+    await expect(ctx.generate("Once upon a time", { maxTokens: 5000 }).next()).rejects.toThrow(EngineLimitError);
+    await stillWorks();
+  });
+
+  it("engine - zero sets, empty sets, bad max tokens, bad tokens and bad options are argument errors", async () => {
+    const segments = storySegments(3, 7);
+    await expect(ctx.occlude({ segments: { ...segments, blocks: [] } })).rejects.toThrow(/at least one context set/);
+    await expect(ctx.occlude({ segments: { ...segments, blocks: ["Lily ran.\n\n", ""] } })).rejects.toThrow(/context set 1 is empty/);
+    for (const maxTokens of [0, -3, 1.5]) {
+      await expect(ctx.occlude({ segments, maxTokens })).rejects.toThrow(EngineArgumentError);
+    }
+    const tokens = ctx.tokenize(segments);
+    await expect(ctx.occlude({ segments: { ...tokens, suffix: Int32Array.of(1, 99999) } })).rejects.toThrow(/token id 99999 .* outside the vocabulary/);
+    await expect(ctx.occlude({ segments, occlude: [0, 0] })).rejects.toThrow(/distinct block indices/);
+    await expect(ctx.occlude({ segments, occlude: [7] })).rejects.toThrow(/distinct block indices/);
+    await expect(ctx.occlude({ segments, strategy: "magic" as never })).rejects.toThrow(/unknown strategy "magic"/);
+    await expect(ctx.occlude({ segments, stop: [""] })).rejects.toThrow(/stop strings/);
+    expect(() => model.detokenize([1, -4])).toThrow(/outside the vocabulary/);
+    await expect(model.createContext({ contextSize: 10 })).rejects.toThrow(/contextSize must be an integer/);
+    await expect(model.createContext({ sequences: 1000 })).rejects.toThrow(/sequences must be an integer in \[1, 256\]/);
+    await expect(ctx.embed(["x"])).rejects.toThrow(/needs a context of kind "embed"/);
+    await stillWorks();
+  });
+
+  it("engine - a disposed model or context refuses work with DisposedError, and dispose is repeat-safe", async () => {
+    const m = await Model.load(STORIES_MODEL);
+    const c = await m.createContext({ contextSize: 1024, sequences: 4 });
+    await c.dispose();
+    await c.dispose();
+    await expect(c.occlude({ segments: storySegments(2, 1), maxTokens: 4 })).rejects.toThrow(DisposedError);
+    const c2 = await m.createContext({ contextSize: 1024, sequences: 4 });
+    await m.dispose();
+    await m.dispose();
+    expect(c2.disposed).toBe(true);
+    expect(() => m.tokenize("hello")).toThrow(DisposedError);
+    await expect(c2.occlude({ segments: storySegments(2, 1), maxTokens: 4 })).rejects.toThrow(DisposedError);
+    await expect(m.createContext()).rejects.toThrow(DisposedError);
+    await stillWorks();
+  });
+
+  it("engine - aborting mid-call rejects with AbortError soon after, frees the KV cache, and the context goes on", async () => {
+    const before = new AbortController();
+    before.abort();
+    await expect(ctx.occlude({ segments: storySegments(4, 8), signal: before.signal })).rejects.toThrow(AbortError);
+
+    const controller = new AbortController();
+    let tokensAfterAbort = 0;
+    let aborted = false;
+    const run = ctx.occlude({
+      segments: storySegments(6, 9),
+      maxTokens: 1500,
+      strategy: "naive",
+      signal: controller.signal,
+      onFullToken: () => {
+        if (aborted) tokensAfterAbort++;
+        else if (!aborted) {
+          aborted = true;
+          controller.abort();
+        }
+      },
+    });
+    await expect(run).rejects.toThrow(AbortError);
+    // The native job checks the flag between and inside llama_decode calls: at most a step or two more.
+    expect(tokensAfterAbort).toBeLessThan(5);
+    expect(ctx.sequencesInUse()).toBe(0);
+    await stillWorks();
+  });
+
+  it("engine - disposing a context while it works cancels the job", async () => {
+    const c = await model.createContext({ contextSize: 2048, sequences: 4 });
+    const run = c.occlude({ segments: storySegments(5, 10), maxTokens: 1500, strategy: "naive" });
+    await new Promise((r) => setTimeout(r, 20));
+    await c.dispose();
+    await expect(run).rejects.toThrow(AbortError);
+    await stillWorks();
+  });
+
+  it("engine - calls on one context queue up and give the same answers as one at a time", async () => {
+    const a = storySegments(3, 30);
+    const b = storySegments(4, 31);
+    const [ra, rb] = await Promise.all([ctx.occlude({ segments: a, maxTokens: 20 }), ctx.occlude({ segments: b, maxTokens: 20 })]);
+    expect((await ctx.occlude({ segments: a, maxTokens: 20 })).full.tokens).toEqual(ra.full.tokens);
+    expect((await ctx.occlude({ segments: b, maxTokens: 20 })).occluded.map((o) => o.text)).toEqual(rb.occluded.map((o) => o.text));
+  });
+
+  it("engine - generate streams the tokens of its result; leaving early cancels the job", async () => {
+    let streamed = "";
+    const tokens: number[] = [];
+    const it = ctx.generate("Once upon a time, Lily", { maxTokens: 30 });
+    let result;
+    for (;;) {
+      const step = await it.next();
+      if (step.done) {
+        result = step.value;
+        break;
+      }
+      tokens.push(step.value.token);
+      streamed += step.value.text;
+    }
+    expect(tokens).toEqual([...result.tokens]);
+    expect(streamed).toBe(result.text);
+    expect(result.finish).toBe("length");
+
+    let seen = 0;
+    for await (const _ of ctx.generate("Once upon a time", { maxTokens: 1500 })) {
+      if (++seen === 3) break;
+    }
+    expect(seen).toBe(3);
+    expect(ctx.sequencesInUse()).toBe(0);
+    await stillWorks();
+  });
+
+  it("engine - stop strings end answers and are cut from the text", async () => {
+    const r = await ctx.occlude({ segments: storySegments(3, 40), maxTokens: 200, stop: ["."] });
+    for (const s of [r.full, ...r.occluded]) {
+      expect(s.finish).toBe("stop");
+      expect(s.text).not.toContain(".");
+      expect(model.detokenize(s.tokens)).toContain(".");
+    }
+  });
+
+  it("engine - 200 consecutive occlusions leave memory and the KV cache flat", async () => {
+    const segments = ctx.tokenize(storySegments(4, 50));
+    const once = () => ctx.occlude({ segments, maxTokens: 12 });
+    for (let i = 0; i < 20; i++) await once();
+    global.gc?.();
+    const start = process.memoryUsage().rss;
+    for (let i = 0; i < 200; i++) {
+      await once();
+      expect(ctx.sequencesInUse()).toBe(0);
+    }
+    global.gc?.();
+    const grown = process.memoryUsage().rss - start;
+    expect(grown).toBeLessThan(40 * 1024 * 1024);
+  });
+});
