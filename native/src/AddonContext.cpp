@@ -99,8 +99,11 @@ Napi::Value AddonContext::InitContext(const Napi::CallbackInfo& info) {
   const int32_t kvType = o.Get("kvType").IsNumber() ? o.Get("kvType").As<Napi::Number>().Int32Value() : GGML_TYPE_F16;
   p.type_k = static_cast<enum ggml_type>(kvType);
   p.type_v = static_cast<enum ggml_type>(kvType);
-  // Occluded sequences share a long prefix: one unified cache lets llama_memory_seq_cp share cells.
-  p.kv_unified = true;
+  // Unified: one cache whose cells the occluded sequences share with the full prompt (seq_cp copies no
+  // data), but attention scans every used cell. Per-sequence streams: each sequence attends only to its own
+  // cells; the shared prefix is copied stream to stream.
+  kvUnified_ = !o.Get("kvUnified").IsBoolean() || o.Get("kvUnified").As<Napi::Boolean>().Value();
+  p.kv_unified = kvUnified_;
   p.no_perf = true;
   creating_ = true;
   auto* worker = new CreateContextWorker(env, this, model_->require(env), p);
@@ -126,6 +129,7 @@ Napi::Value AddonContext::Occlude(const Napi::CallbackInfo& info) {
   beginJob(env);
   try {
     OcclusionRequest req = readOcclusionRequest(info[0].As<Napi::Object>(), llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env))));
+    req.kvUnified = kvUnified_;
     auto* worker = new OccludeWorker(env, this, std::move(req), info.Length() > 1 ? info[1] : env.Undefined());
     worker->Queue();
     return worker->Promise();
@@ -140,6 +144,7 @@ Napi::Value AddonContext::Score(const Napi::CallbackInfo& info) {
   beginJob(env);
   try {
     ScoreRequest req = readScoreRequest(info[0].As<Napi::Object>(), llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env))));
+    req.kvUnified = kvUnified_;
     auto* worker = new ScoreWorker(env, this, std::move(req));
     worker->Queue();
     return worker->Promise();
@@ -175,9 +180,13 @@ Napi::Value AddonContext::CellsNeeded(const Napi::CallbackInfo& info) {
   Napi::Object o = info[0].As<Napi::Object>();
   const int parallel = info[1].As<Napi::Number>().Int32Value();
   if (o.Get("continuation").IsTypedArray()) {
-    return Napi::Number::New(env, static_cast<double>(scoreCellsNeeded(readScoreRequest(o, nVocab), parallel)));
+    ScoreRequest req = readScoreRequest(o, nVocab);
+    req.kvUnified = kvUnified_;
+    return Napi::Number::New(env, static_cast<double>(scoreCellsNeeded(req, parallel)));
   }
-  return Napi::Number::New(env, static_cast<double>(occlusionCellsNeeded(readOcclusionRequest(o, nVocab), parallel)));
+  OcclusionRequest req = readOcclusionRequest(o, nVocab);
+  req.kvUnified = kvUnified_;
+  return Napi::Number::New(env, static_cast<double>(occlusionCellsNeeded(req, parallel)));
 }
 
 Napi::Value AddonContext::Cancel(const Napi::CallbackInfo& info) {
@@ -202,6 +211,9 @@ Napi::Value AddonContext::Info(const Napi::CallbackInfo& info) {
   if (ctx_ == nullptr) throw Napi::Error::New(env, "the context is not initialised or has been disposed");
   Napi::Object o = Napi::Object::New(env);
   o.Set("contextSize", llama_n_ctx(ctx_));
+  // Cells one sequence can use: all of them in a unified cache, its stream's share otherwise.
+  o.Set("sequenceCells", kvUnified_ ? llama_n_ctx(ctx_) : llama_n_ctx_seq(ctx_));
+  o.Set("kvUnified", kvUnified_);
   o.Set("batchSize", llama_n_batch(ctx_));
   o.Set("ubatchSize", llama_n_ubatch(ctx_));
   o.Set("sequences", llama_n_seq_max(ctx_));

@@ -42,6 +42,7 @@ class AddonContext : public Napi::ObjectWrap<AddonContext> {
   Napi::ObjectReference modelRef_;
   llama_context* ctx_ = nullptr;
   bool creating_ = false;
+  bool kvUnified_ = true;
   bool busy_ = false;
   bool disposeRequested_ = false;
   std::atomic<bool> cancel_{false};

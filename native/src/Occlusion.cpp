@@ -183,7 +183,7 @@ class Scheduler {
         s.index = static_cast<int>(k);
         s.out = &result.occluded[k];
         s.nPast = sharedPrefixLength(j);
-        if (s.nPast > 0) llama_memory_seq_cp(mem_, 0, s.id, 0, s.nPast);
+        sharePrefix(mem_, req_.kvUnified, s.id, s.nPast);
         counters_->tokensReused += s.nPast;
         s.feed = occludedSuffix(j);
         s.canDraft = speculative;
@@ -205,7 +205,7 @@ class Scheduler {
 
   int chooseParallel() const {
     if (req_.occlude.empty()) return 1;
-    const long long cells = static_cast<long long>(llama_n_ctx(ctx_));
+    const long long cells = static_cast<long long>(req_.kvUnified ? llama_n_ctx(ctx_) : llama_n_ctx_seq(ctx_));
     int limit = static_cast<int>(std::min<size_t>(req_.occlude.size(), llama_n_seq_max(ctx_) - 1));
     if (req_.maxParallel > 0) limit = std::min(limit, req_.maxParallel);
     for (int g = limit; g >= 1; g--) {
@@ -370,12 +370,24 @@ class Scheduler {
 
 }  // namespace
 
+void sharePrefix(llama_memory_t mem, bool kvUnified, llama_seq_id dst, llama_pos length) {
+  if (length <= 0) return;
+  if (kvUnified) {
+    llama_memory_seq_cp(mem, 0, dst, 0, length);
+  } else {
+    llama_memory_seq_cp(mem, 0, dst, -1, -1);
+    llama_memory_seq_rm(mem, dst, length, -1);
+  }
+}
+
 long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
   long long full = static_cast<long long>(req.prefix.size() + req.suffix.size());
   for (const auto& b : req.blocks) full += static_cast<long long>(b.size());
   const long long answer = req.maxTokens + 1;
   if (req.strategy == Strategy::Naive) return full + answer;
   const long long draft = req.strategy == Strategy::Speculative ? std::max(req.draftMax, 4) : 0;
+  // Per-sequence streams: each holds its whole prompt (the copied prefix included) and its answer.
+  if (!req.kvUnified) return full + answer + draft;
   std::vector<long long> suffixes;
   for (int32_t j : req.occlude) {
     long long s = static_cast<long long>(req.suffix.size());

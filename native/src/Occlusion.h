@@ -32,6 +32,7 @@ struct OcclusionRequest {
   int32_t draftInitial = 16;
   int32_t draftMax = 128;
   int32_t maxParallel = 0;                        // occluded sequences per wave; 0 = as many as fit
+  bool kvUnified = true;                          // set by the context: how its KV cache is laid out
 };
 
 struct SequenceResult {
@@ -61,8 +62,14 @@ struct OcclusionResult {
 // Progress: (kind, index, token) with kind 0 = A_full token, 1 = occluded sequence `index` finished.
 using OcclusionProgress = std::function<void(int kind, int index, llama_token token)>;
 
-// KV cells a request needs at peak with `parallel` occluded sequences per wave (see Occlusion.cpp).
+// KV cells a request needs at peak with `parallel` occluded sequences per wave: in the unified cache in
+// total, in a per-sequence cache (kvUnified = false) per sequence (see Occlusion.cpp).
 long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel);
+
+// Gives sequence `dst` the first `length` positions of sequence 0's cache. A unified cache shares the cells;
+// a per-sequence cache can only copy a whole stream (a partial cross-stream copy trips a GGML_ASSERT), so the
+// stream is copied and the tail trimmed.
+void sharePrefix(llama_memory_t mem, bool kvUnified, llama_seq_id dst, llama_pos length);
 
 OcclusionResult runOcclusion(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
                              const OcclusionProgress& progress);

@@ -7,6 +7,7 @@
 
 #include "BatchRunner.h"
 #include "Greedy.h"
+#include "Occlusion.h"
 
 namespace attr_rag {
 namespace {
@@ -60,6 +61,7 @@ void addScored(std::vector<BatchItem>& items, const std::vector<llama_token>& to
 long long scoreCellsNeeded(const ScoreRequest& req, int parallel) {
   const auto all = allBlocks(req.blocks.size());
   const long long full = static_cast<long long>(req.prefix.size() + tailAfter(req, all, 0).size());
+  if (!req.kvUnified) return full;  // per-sequence streams: no coalition is longer than the full prompt
   std::vector<long long> tails;
   for (const auto& c : req.coalitions) {
     tails.push_back(static_cast<long long>(tailAfter(req, c, firstMissing(c, req.blocks.size())).size()));
@@ -107,7 +109,7 @@ ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::a
         pending.push_back(c);
       }
     }
-    const long long cells = static_cast<long long>(llama_n_ctx(ctx));
+    const long long cells = static_cast<long long>(req.kvUnified ? llama_n_ctx(ctx) : llama_n_ctx_seq(ctx));
     int parallel = static_cast<int>(std::min<size_t>(pending.size(), llama_n_seq_max(ctx) - 1));
     if (req.maxParallel > 0) parallel = std::min(parallel, req.maxParallel);
     while (parallel > 1 && scoreCellsNeeded(req, parallel) > cells) parallel--;
@@ -123,7 +125,7 @@ ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::a
         const size_t f = firstMissing(coalition, req.blocks.size());
         const llama_pos shared = prefixLength(req, f);
         const auto seq = static_cast<llama_seq_id>(1 + (k - start));
-        if (shared > 0) llama_memory_seq_cp(mem, 0, seq, 0, shared);
+        sharePrefix(mem, req.kvUnified, seq, shared);
         result.counters.tokensReused += shared;
         addScored(items, tailAfter(req, coalition, f), shared, seq, static_cast<int32_t>(pending[k]), T);
       }

@@ -17,6 +17,7 @@ struct ScoreRequest {
   std::vector<llama_token> continuation;
   std::vector<std::vector<int32_t>> coalitions;  // included block indices, ascending
   int32_t maxParallel = 0;
+  bool kvUnified = true;  // set by the context
 };
 
 struct ScoreCounters {

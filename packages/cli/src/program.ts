@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerMetricsCommand } from "./commands/metrics.js";
 import { registerModelsCommand } from "./commands/models.js";
+import { registerBenchCommand } from "./commands/bench.js";
 
 export const VERSION = "0.1.0";
 
@@ -14,5 +15,6 @@ export function createProgram(): Command {
     .exitOverride();
   registerMetricsCommand(program);
   registerModelsCommand(program);
+  registerBenchCommand(program);
   return program;
 }

@@ -39,9 +39,9 @@ export async function* generateTokens(
   model.checkTokens(tokens, "generate prompt");
   const maxTokens = options.maxTokens ?? 512;
   if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new EngineArgumentError(`maxTokens must be an integer ≥ 1, got ${maxTokens}`);
-  if (tokens.length + maxTokens + 1 > context.options.contextSize) {
+  if (tokens.length + maxTokens + 1 > context.info.sequenceCells) {
     throw new EngineLimitError(
-      `the prompt has ${tokens.length} tokens; with ${maxTokens} new tokens it needs ${tokens.length + maxTokens + 1} KV cells but the context has ${context.options.contextSize}`,
+      `the prompt has ${tokens.length} tokens; with ${maxTokens} new tokens it needs ${tokens.length + maxTokens + 1} KV cells but a sequence can use ${context.info.sequenceCells}`,
     );
   }
   const stops = [...(options.stop ?? [])];

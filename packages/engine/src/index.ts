@@ -67,3 +67,5 @@ export {
 } from "./errors.js";
 export { nativeAddon } from "./native/loadAddon.js";
 export type { NativeDevice } from "./native/addonTypes.js";
+export { readBenchCorpus } from "./bench/benchCorpus.js";
+export { benchSets, runOcclusionBench, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";

@@ -100,11 +100,13 @@ export function occlusionRequest(context: EngineContext, native: NativeContext, 
   if (stops.some((x) => typeof x !== "string" || x === "")) throw new EngineArgumentError("stop strings must be non-empty strings");
   if (o.givenFull) model.checkTokens(o.givenFull.tokens, "givenFull");
 
-  const { contextSize, sequences } = context.options;
+  const { sequences } = context.options;
+  const { sequenceCells, kvUnified } = context.info;
+  const where = kvUnified ? "the context has" : "each sequence's KV stream has";
   const promptLength = segmentsLength(s);
-  if (promptLength + maxTokens + 1 > contextSize) {
+  if (promptLength + maxTokens + 1 > sequenceCells) {
     throw new EngineLimitError(
-      `the prompt has ${promptLength} tokens; with ${maxTokens} new tokens it needs ${promptLength + maxTokens + 1} KV cells but the context has ${contextSize}; ` +
+      `the prompt has ${promptLength} tokens; with ${maxTokens} new tokens it needs ${promptLength + maxTokens + 1} KV cells but ${where} ${sequenceCells}; ` +
         "use a larger contextSize, fewer or shorter chunk sets, or fewer max tokens",
     );
   }
@@ -125,9 +127,9 @@ export function occlusionRequest(context: EngineContext, native: NativeContext, 
     ...(o.givenFull ? { givenFull: o.givenFull.tokens, givenFullEndsWithEog: o.givenFull.endedWithEog } : {}),
   };
   const cells = native.cellsNeeded(request, 1);
-  if (cells > contextSize) {
+  if (cells > sequenceCells) {
     throw new EngineLimitError(
-      `occlusion needs ${cells} KV cells for the full prompt and one occluded answer, but the context has ${contextSize}; ` +
+      `occlusion needs ${cells} KV cells for the full prompt and one occluded answer, but ${where} ${sequenceCells}; ` +
         "use a larger contextSize, fewer or shorter chunk sets, or fewer max tokens",
     );
   }

@@ -47,8 +47,8 @@ export async function scoreContinuations(context: EngineContext, native: NativeC
   const maxParallel = o.maxParallel ?? 0;
   const request: NativeScoreRequest = { prefix: s.prefix, blocks: [...s.blocks], suffix: s.suffix, continuation, coalitions, maxParallel };
   const cells = native.cellsNeeded(request, 1);
-  if (cells > context.options.contextSize) {
-    throw new EngineLimitError(`scoring needs ${cells} KV cells but the context has ${context.options.contextSize}; use a larger contextSize`);
+  if (cells > context.info.sequenceCells) {
+    throw new EngineLimitError(`scoring needs ${cells} KV cells but a sequence can use ${context.info.sequenceCells}; use a larger contextSize`);
   }
   if (context.options.sequences < 2 && coalitions.some((c) => c.length !== s.blocks.length)) {
     throw new EngineLimitError("scoring coalitions needs a context with sequences ≥ 2");

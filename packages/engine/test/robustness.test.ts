@@ -15,7 +15,7 @@ describe("engine robustness", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "attr-rag-engine-"));
     model = await Model.load(STORIES_MODEL);
-    ctx = await model.createContext({ contextSize: 2048, sequences: 8, threads: 2 });
+    ctx = await model.createContext({ contextSize: 8192, sequences: 8, threads: 2 });
   });
   afterAll(async () => {
     await model?.dispose();
@@ -46,13 +46,17 @@ describe("engine robustness", () => {
   it("engine - prompts longer than the context and requests the KV cache cannot hold are refused up front", async () => {
     const long = storySegments(60, 5);
     await expect(ctx.occlude({ segments: long, maxTokens: 16 })).rejects.toThrow(EngineLimitError);
-    await expect(ctx.occlude({ segments: long, maxTokens: 16 })).rejects.toThrow(/KV cells but the context has 2048/);
-    // Fits alone, but not with one occluded continuation beside it.
-    const medium = storySegments(24, 6);
+    await expect(ctx.occlude({ segments: long, maxTokens: 16 })).rejects.toThrow(/KV cells but each sequence's KV stream has 1024/);
+    // The prompt and its answer fit a stream, but not with the speculative draft window beside them.
+    const medium = storySegments(10, 6);
     const prompt = ctx.tokenize(medium);
     const promptTokens = prompt.prefix.length + prompt.suffix.length + prompt.blocks.reduce((n, b) => n + b.length, 0);
-    expect(promptTokens + 200).toBeLessThan(2048);
-    await expect(ctx.occlude({ segments: medium, maxTokens: 2048 - promptTokens - 10 })).rejects.toThrow(/needs \d+ KV cells for the full prompt and one occluded answer/);
+    expect(promptTokens + 200).toBeLessThan(1024);
+    await expect(ctx.occlude({ segments: medium, maxTokens: 1024 - promptTokens - 10 })).rejects.toThrow(/needs \d+ KV cells for the full prompt and one occluded answer/);
+    // A unified cache shares its cells: the same request that fits alone may not fit beside its occlusions.
+    const unified = await model.createContext({ contextSize: 1024, sequences: 8, kvUnified: true });
+    await expect(unified.occlude({ segments: medium, maxTokens: 1024 - promptTokens - 10 })).rejects.toThrow(/but the context has 1024/);
+    await unified.dispose();
     await expect(ctx.generate("Once upon a time", { maxTokens: 5000 }).next()).rejects.toThrow(EngineLimitError);
     await stillWorks();
   });
@@ -79,11 +83,11 @@ describe("engine robustness", () => {
 
   it("engine - a disposed model or context refuses work with DisposedError, and dispose is repeat-safe", async () => {
     const m = await Model.load(STORIES_MODEL);
-    const c = await m.createContext({ contextSize: 1024, sequences: 4 });
+    const c = await m.createContext({ contextSize: 4096, sequences: 4 });
     await c.dispose();
     await c.dispose();
     await expect(c.occlude({ segments: storySegments(2, 1), maxTokens: 4 })).rejects.toThrow(DisposedError);
-    const c2 = await m.createContext({ contextSize: 1024, sequences: 4 });
+    const c2 = await m.createContext({ contextSize: 4096, sequences: 4 });
     await m.dispose();
     await m.dispose();
     expect(c2.disposed).toBe(true);
@@ -102,8 +106,8 @@ describe("engine robustness", () => {
     let tokensAfterAbort = 0;
     let aborted = false;
     const run = ctx.occlude({
-      segments: storySegments(6, 9),
-      maxTokens: 1500,
+      segments: storySegments(3, 9),
+      maxTokens: 600,
       strategy: "naive",
       signal: controller.signal,
       onFullToken: () => {
@@ -122,8 +126,8 @@ describe("engine robustness", () => {
   });
 
   it("engine - disposing a context while it works cancels the job", async () => {
-    const c = await model.createContext({ contextSize: 2048, sequences: 4 });
-    const run = c.occlude({ segments: storySegments(5, 10), maxTokens: 1500, strategy: "naive" });
+    const c = await model.createContext({ contextSize: 8192, sequences: 4 });
+    const run = c.occlude({ segments: storySegments(5, 10), maxTokens: 700, strategy: "naive" });
     await new Promise((r) => setTimeout(r, 20));
     await c.dispose();
     await expect(run).rejects.toThrow(AbortError);
@@ -157,7 +161,7 @@ describe("engine robustness", () => {
     expect(result.finish).toBe("length");
 
     let seen = 0;
-    for await (const _ of ctx.generate("Once upon a time", { maxTokens: 1500 })) {
+    for await (const _ of ctx.generate("Once upon a time", { maxTokens: 700 })) {
       if (++seen === 3) break;
     }
     expect(seen).toBe(3);

@@ -19,7 +19,7 @@ for (const which of ["stories260K", "synthetic qwen2 tiny"] as const) {
     beforeAll(async () => {
       model = await Model.load(which === "stories260K" ? STORIES_MODEL : await tinySynthModel());
       // An f32 KV cache keeps batched and one-by-one scores within 1e-3 (f16 rounding of K/V moves them ~5e-3).
-      ctx = await model.createContext({ contextSize: 8192, sequences: 16, threads: 2, kvType: "f32" });
+      ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 2, kvType: "f32" });
     });
     afterAll(async () => {
       await model?.dispose();

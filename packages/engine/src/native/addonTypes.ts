@@ -71,6 +71,20 @@ export interface NativeContextOptions {
   flashAttention: number;
   /** ggml_type of the KV cache: 0 f32, 1 f16. */
   kvType: number;
+  /** One cache shared by all sequences (true) or one stream of contextSize / sequences cells each (false). */
+  kvUnified: boolean;
+}
+
+export interface NativeContextInfo {
+  contextSize: number;
+  /** KV cells one sequence can use: contextSize when unified, its stream's share otherwise. */
+  sequenceCells: number;
+  kvUnified: boolean;
+  batchSize: number;
+  ubatchSize: number;
+  sequences: number;
+  pooling: number;
+  threads: number;
 }
 
 export interface NativeOcclusionRequest {
@@ -152,6 +166,6 @@ export interface NativeContext {
   cancel(): void;
   /** Sequences holding KV cells (0 between jobs). */
   sequencesInUse(): number;
-  info(): { contextSize: number; batchSize: number; ubatchSize: number; sequences: number; pooling: number; threads: number };
+  info(): NativeContextInfo;
   dispose(): void;
 }

@@ -38,11 +38,10 @@ export const ARCH_SPECS: Readonly<Record<SynthArch, ArchSpec>> = {
  *   blocks' outputs (each about 1 per element after RMS norm). With std 1 the residual stream stays
  *   mostly the current token's embedding, and with tied embeddings the model just repeats the last prompt
  *   token. 2/sqrt(n_embd) also makes logits' standard deviation 2, a usable spread for sampling.
- * - attn_q/attn_k get 3x the usual 1/sqrt(fan_in): sharper attention, so that changing the first sentence
- *   of a 200-token prompt still changes the first generated token (at 1x it did not).
+ * - attn_q/attn_k get qkScale (see ModelShape) times the usual 1/sqrt(fan_in): at 3 attention is sharp enough
+ *   that changing the first sentence of a 200-token prompt changes the first generated token (at 1 it does not).
  */
 const EMBEDDING_SCALE = 2;
-const QK_SCALE = 3;
 const BIAS_STD = 0.02;
 
 /** ggml file types (llama_ftype) for general.file_type. */
@@ -98,9 +97,9 @@ export function planModelTensors(arch: SynthArch, shape: ModelShape, vocabSize: 
   ];
   for (let i = 0; i < shape.blockCount; i++) {
     const blk = `blk.${i}`;
-    plan.push(ones(`${blk}.attn_norm.weight`, nEmbd), matrix(`${blk}.attn_q.weight`, nEmbd, nQ, QK_SCALE));
+    plan.push(ones(`${blk}.attn_norm.weight`, nEmbd), matrix(`${blk}.attn_q.weight`, nEmbd, nQ, shape.qkScale));
     if (spec.qkvBias) plan.push(bias(`${blk}.attn_q.bias`, nQ));
-    plan.push(matrix(`${blk}.attn_k.weight`, nEmbd, nKv, QK_SCALE));
+    plan.push(matrix(`${blk}.attn_k.weight`, nEmbd, nKv, shape.qkScale));
     if (spec.qkvBias) plan.push(bias(`${blk}.attn_k.bias`, nKv));
     plan.push(matrix(`${blk}.attn_v.weight`, nEmbd, nKv));
     if (spec.qkvBias) plan.push(bias(`${blk}.attn_v.bias`, nKv));

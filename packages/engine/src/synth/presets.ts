@@ -17,11 +17,18 @@ export interface ModelShape {
   readonly feedForwardLength: number;
   readonly headCount: number;
   readonly headCountKv: number;
+  /**
+   * attn_q/attn_k init std as a multiple of 1/sqrt(fan_in): how sharply attention picks tokens out of the
+   * context. 3 (tiny): every change to the prompt changes the answer, which is what occlusion tests need.
+   * 1 (bench, the usual init): attention is diffuse, so removing one of many context sets usually leaves the
+   * answer as it was or changes it late, as with a real model and mostly-distractor retrieval.
+   */
+  readonly qkScale: number;
 }
 
 export const PRESET_SHAPES: Readonly<Record<SynthPreset, ModelShape>> = {
-  tiny: { contextLength: 2048, embeddingLength: 64, blockCount: 2, feedForwardLength: 128, headCount: 4, headCountKv: 2 },
-  bench: { contextLength: 4096, embeddingLength: 640, blockCount: 8, feedForwardLength: 1792, headCount: 10, headCountKv: 2 },
+  tiny: { contextLength: 2048, embeddingLength: 64, blockCount: 2, feedForwardLength: 128, headCount: 4, headCountKv: 2, qkScale: 3 },
+  bench: { contextLength: 4096, embeddingLength: 640, blockCount: 8, feedForwardLength: 1792, headCount: 10, headCountKv: 2, qkScale: 1 },
 };
 
 export function headDim(shape: ModelShape): number {

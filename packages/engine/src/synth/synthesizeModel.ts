@@ -12,7 +12,7 @@ import { Prng } from "./prng.js";
 import { loadTokenizer } from "./vocab.js";
 
 /** Bumped whenever the same options would produce different bytes, so cached files are regenerated. */
-export const SYNTH_GENERATOR_VERSION = 1;
+export const SYNTH_GENERATOR_VERSION = 2;
 export const SYNTH_VERSION_KEY = "attr_rag.synth.generator_version";
 export const DEFAULT_SYNTH_SEED = 1;
 

@@ -1,0 +1,115 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
+import { Model, OCCLUSION_STRATEGIES, readBenchCorpus, runOcclusionBench, type OcclusionStrategy } from "@attr-rag/engine";
+import { CliError } from "../cliError.js";
+import { progressBar } from "../progressBar.js";
+import { positiveInt } from "../parseArgs.js";
+
+interface BenchOcclusionOptions {
+  model: string;
+  sets: string;
+  setTokens: string;
+  maxTokens: string;
+  strategies: string;
+  corpus?: string;
+  contextSize?: string;
+  threads?: string;
+  batchSize: string;
+  ubatchSize?: string;
+  flashAttention: string;
+  kv: string;
+  json?: boolean;
+}
+
+/** The demo corpus shipped in examples/ (found relative to this file in the repository). */
+function defaultCorpus(): string {
+  const demo = fileURLToPath(new URL("../../../../examples/demo-corpus/corpus.jsonl", import.meta.url));
+  if (existsSync(demo)) return demo;
+  throw new CliError("no corpus given and the demo corpus (examples/demo-corpus/corpus.jsonl) is missing; pass --corpus FILE");
+}
+
+export function registerBenchCommand(program: Command): void {
+  const bench = program.command("bench").summary("benchmarks (JSON with --json)");
+  bench
+    .command("occlusion")
+    .summary("time the occlusion workload under each engine strategy and compare answers with naive")
+    .description(
+      [
+        "Builds a prompt of --sets context sets of about --set-tokens tokens cut from a corpus, generates A_full once",
+        "plainly, then runs the whole occlusion workload (A_full + one answer per occluded set) with each strategy.",
+        "Every strategy's answers are compared token by token with naive's; where one first differs, naive_margin is",
+        "naive's top-1 minus top-2 logit at that step (a near-tie when ≤ 0.1). Progress goes to stderr.",
+      ].join("\n"),
+    )
+    .requiredOption("--model <path>", "GGUF model to run")
+    .option("--sets <n>", "number of context sets", "10")
+    .option("--set-tokens <n>", "tokens per context set", "150")
+    .option("--max-tokens <n>", "new tokens per answer", "128")
+    .option("--strategies <list>", "comma-separated strategies; naive is the reference", OCCLUSION_STRATEGIES.join(","))
+    .option("--corpus <file>", "corpus.jsonl or a text file to cut sets from (default: the demo corpus)")
+    .option("--context-size <n>", "KV cache cells (default: what the workload needs)")
+    .option("--threads <n>", "CPU threads (default: all)")
+    .option("--batch-size <n>", "tokens per llama_decode call", "512")
+    .option("--ubatch-size <n>", "tokens per physical micro-batch (default: batch size)")
+    .option("--flash-attention <mode>", "on | off | auto", "off")
+    .option("--kv <layout>", "KV cache layout: streams (one per sequence) | unified", "streams")
+    .option("--json", "print the report as JSON")
+    .action(async (o: BenchOcclusionOptions) => {
+      const sets = positiveInt("--sets", o.sets);
+      const setTokens = positiveInt("--set-tokens", o.setTokens);
+      const maxTokens = positiveInt("--max-tokens", o.maxTokens);
+      const strategies = o.strategies.split(",").map((s) => s.trim()).filter(Boolean) as OcclusionStrategy[];
+      const unknown = strategies.filter((s) => !OCCLUSION_STRATEGIES.includes(s));
+      if (unknown.length > 0 || strategies.length === 0) {
+        throw new CliError(`--strategies: unknown ${unknown.join(", ") || "(empty)"}; use ${OCCLUSION_STRATEGIES.join(",")}`);
+      }
+      if (!["on", "off", "auto"].includes(o.flashAttention)) throw new CliError("--flash-attention must be on, off or auto");
+      const corpus = await readBenchCorpus(o.corpus ?? defaultCorpus());
+      const model = await Model.load(o.model);
+      try {
+        if (o.kv !== "streams" && o.kv !== "unified") throw new CliError("--kv must be streams or unified");
+        const kvUnified = o.kv === "unified";
+        // Per sequence: the prompt (sets, labels, template), the answer and a draft window.
+        const perSequence = 2 ** Math.ceil(Math.log2(sets * (setTokens + 16) + 400 + maxTokens + 128));
+        const needed = kvUnified ? (sets + 2) * perSequence : (sets + 1) * perSequence;
+        const contextSize = o.contextSize ? positiveInt("--context-size", o.contextSize) : needed;
+        const ctx = await model.createContext({
+          contextSize,
+          sequences: Math.min(256, sets + 1),
+          batchSize: positiveInt("--batch-size", o.batchSize),
+          ...(o.ubatchSize ? { ubatchSize: positiveInt("--ubatch-size", o.ubatchSize) } : {}),
+          ...(o.threads ? { threads: positiveInt("--threads", o.threads) } : {}),
+          flashAttention: o.flashAttention as "on" | "off" | "auto",
+          kvUnified,
+        });
+        const bar = progressBar("bench occlusion");
+        const report = await runOcclusionBench(ctx, {
+          sets,
+          setTokens,
+          maxTokens,
+          strategies,
+          corpus,
+          onProgress: (done, total, label) => bar.update(done, total, label),
+        });
+        bar.done();
+        if (o.json) {
+          process.stdout.write(`${JSON.stringify(report)}\n`);
+          return;
+        }
+        const naive = report.strategies.naive;
+        console.log(`model ${report.model}: ${report.n_sets} sets, ${report.prompt_tokens} prompt tokens, ${report.max_tokens} new tokens`);
+        console.log(`single generation of A_full: ${report.single.wall_ms.toFixed(0)} ms, ${report.single.tokens_evaluated} tokens`);
+        for (const [name, s] of Object.entries(report.strategies)) {
+          const speed = naive ? ` (${(naive.wall_ms / s.wall_ms).toFixed(2)}× naive)` : "";
+          console.log(
+            `${name.padEnd(14)} ${s.wall_ms.toFixed(0).padStart(8)} ms${speed}  evaluated ${s.tokens_evaluated}  reused ${s.tokens_reused}  ` +
+              `drafts accepted ${s.draft_accepted}  decode steps ${s.decode_steps}  identical ${s.sequences_identical}/${s.sequences_total}`,
+          );
+        }
+        console.log(`largest naive margin at a divergence: ${report.max_divergence_margin.toFixed(4)} (near-tie bound 0.1)`);
+      } finally {
+        await model.dispose();
+      }
+    });
+}

@@ -1,0 +1,8 @@
+import { CliError } from "./cliError.js";
+
+/** Parses a positive integer option, naming the option in the error. */
+export function positiveInt(name: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new CliError(`${name} must be a positive integer, got "${value}"`);
+  return n;
+}
