@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { CommanderError } from "commander";
+import { EngineError } from "@attr-rag/engine";
 import { CliError } from "./cliError.js";
 import { createProgram } from "./program.js";
 
@@ -12,6 +13,10 @@ try {
   } else if (err instanceof CliError) {
     process.stderr.write(`attr-rag: error: ${err.message}\n`);
     process.exitCode = err.exitCode;
+  } else if (err instanceof EngineError) {
+    // Engine errors already say what went wrong and what to do; a stack would only bury that.
+    process.stderr.write(`attr-rag: ${err.name}: ${err.message}\n`);
+    process.exitCode = 1;
   } else {
     process.stderr.write(`attr-rag: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
