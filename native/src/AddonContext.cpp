@@ -176,7 +176,8 @@ Napi::Value AddonContext::Embed(const Napi::CallbackInfo& info) {
 
 Napi::Value AddonContext::CellsNeeded(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const int32_t nVocab = llama_vocab_n_tokens(llama_model_get_vocab(model_ != nullptr ? model_->require(env) : nullptr));
+  if (model_ == nullptr || disposeRequested_) throw Napi::Error::New(env, "the context has been disposed");
+  const int32_t nVocab = llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env)));
   Napi::Object o = info[0].As<Napi::Object>();
   const int parallel = info[1].As<Napi::Number>().Int32Value();
   if (o.Get("continuation").IsTypedArray()) {

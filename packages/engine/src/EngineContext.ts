@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import type { PromptSegments } from "@attr-rag/core";
+import { readGgufHeader } from "./gguf/readHeader.js";
 import { embedTexts, rerankDocuments, type EmbedOptions, type RerankOptions } from "./embed.js";
 import { AbortError, DisposedError, EngineArgumentError, EngineError, fromNative } from "./errors.js";
 import { generateTokens, type GenerateOptions, type GeneratedPiece, type GenerationResult } from "./generate.js";
@@ -69,6 +70,7 @@ export class EngineContext implements AsyncDisposable {
   static async create(model: Model, options: ContextOptions, onDispose: (c: EngineContext) => void): Promise<EngineContext> {
     const kind = options.kind ?? "generate";
     const resolved = resolveOptions(kind, options);
+    if (kind === "rerank") await requireClassifierHead(model);
     const native = new (nativeAddon().AddonContext)(model.requireNative());
     try {
       await native.init(resolved);
@@ -170,6 +172,16 @@ export class EngineContext implements AsyncDisposable {
   }
 }
 
+/** Rank pooling on a model without a classification head yields a hidden-state value, not a relevance score. */
+async function requireClassifierHead(model: Model): Promise<void> {
+  const header = await readGgufHeader(model.info.path);
+  if (!header.tensors.some((t) => t.name.startsWith("cls."))) {
+    throw new EngineArgumentError(
+      `${model.info.path} has no classification head (cls.* tensors), so it cannot re-rank; load a GGUF reranker model`,
+    );
+  }
+}
+
 function waitOrAbort(previous: Promise<void>, signal: AbortSignal | undefined, what: string): Promise<void> {
   if (!signal) return previous;
   return new Promise<void>((resolve, reject) => {
@@ -199,7 +211,7 @@ function resolveOptions(kind: ContextKind, o: ContextOptions): NativeContextOpti
   int("batchSize", batchSize, 1, 1 << 16);
   int("ubatchSize", ubatchSize, 1, batchSize);
   int("sequences", sequences, 1, MAX_SEQUENCES);
-  if (o.kvUnified === false || o.kvUnified === undefined) {
+  if (kind === "generate" && (o.kvUnified === false || o.kvUnified === undefined)) {
     if (contextSize / sequences < 64) {
       throw new EngineArgumentError(`with one KV stream per sequence each of the ${sequences} sequences gets contextSize / sequences = ${Math.floor(contextSize / sequences)} cells; raise contextSize`);
     }
@@ -222,6 +234,8 @@ function resolveOptions(kind: ContextKind, o: ContextOptions): NativeContextOpti
     pooling,
     flashAttention: flash,
     kvType,
-    kvUnified: o.kvUnified ?? false,
+    // Pooling needs each input whole in one micro-batch; per-sequence streams split a batch into equal
+    // slices per sequence, which would cut inputs apart, so embedding contexts always use one cache.
+    kvUnified: kind === "generate" ? (o.kvUnified ?? false) : true,
   };
 }
