@@ -35,6 +35,18 @@ Napi::Object sequenceToJs(Napi::Env env, const SequenceResult& s) {
   return o;
 }
 
+// The prompt segments every job starts from, each token checked against the vocabulary.
+void readSegments(const Napi::Object& o, int32_t nVocab, std::vector<llama_token>& prefix,
+                  std::vector<std::vector<llama_token>>& blocks, std::vector<llama_token>& suffix) {
+  Napi::Env env = o.Env();
+  prefix = readTokens(o.Get("prefix"));
+  blocks = readTokenLists(o.Get("blocks"));
+  suffix = readTokens(o.Get("suffix"));
+  checkTokens(env, prefix, nVocab, "prefix");
+  checkTokens(env, suffix, nVocab, "suffix");
+  for (const auto& b : blocks) checkTokens(env, b, nVocab, "a context block");
+}
+
 }  // namespace
 
 std::vector<llama_token> readTokens(const Napi::Value& v) {
@@ -52,12 +64,7 @@ std::vector<std::vector<llama_token>> readTokenLists(const Napi::Value& v) {
 OcclusionRequest readOcclusionRequest(const Napi::Object& o, int32_t nVocab) {
   Napi::Env env = o.Env();
   OcclusionRequest r;
-  r.prefix = readTokens(o.Get("prefix"));
-  r.blocks = readTokenLists(o.Get("blocks"));
-  r.suffix = readTokens(o.Get("suffix"));
-  checkTokens(env, r.prefix, nVocab, "prefix");
-  checkTokens(env, r.suffix, nVocab, "suffix");
-  for (const auto& b : r.blocks) checkTokens(env, b, nVocab, "a context block");
+  readSegments(o, nVocab, r.prefix, r.blocks, r.suffix);
   for (llama_token j : readTokens(o.Get("occlude"))) {
     if (j < 0 || static_cast<size_t>(j) >= r.blocks.size()) {
       throw Napi::RangeError::New(env, "occlude lists block " + std::to_string(j) + " but there are " +
@@ -94,14 +101,9 @@ OcclusionRequest readOcclusionRequest(const Napi::Object& o, int32_t nVocab) {
 ScoreRequest readScoreRequest(const Napi::Object& o, int32_t nVocab) {
   Napi::Env env = o.Env();
   ScoreRequest r;
-  r.prefix = readTokens(o.Get("prefix"));
-  r.blocks = readTokenLists(o.Get("blocks"));
-  r.suffix = readTokens(o.Get("suffix"));
+  readSegments(o, nVocab, r.prefix, r.blocks, r.suffix);
   r.continuation = readTokens(o.Get("continuation"));
-  checkTokens(env, r.prefix, nVocab, "prefix");
-  checkTokens(env, r.suffix, nVocab, "suffix");
   checkTokens(env, r.continuation, nVocab, "continuation");
-  for (const auto& b : r.blocks) checkTokens(env, b, nVocab, "a context block");
   if (r.suffix.empty()) throw Napi::RangeError::New(env, "scoring needs a non-empty suffix");
   if (r.continuation.empty()) throw Napi::RangeError::New(env, "the continuation to score is empty");
   for (const auto& c : readTokenLists(o.Get("coalitions"))) {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareSequences } from "../src/divergence.js";
 import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
 import { STORIES_MODEL } from "./helpers/models.js";
+import { sharedStrategiesAgainstNaive } from "./helpers/equivalence.js";
 import { storySegments } from "./helpers/prompts.js";
 
 // With flash attention llama.cpp's CPU kernel tiles the (larger, shared) KV cache differently from a
@@ -22,15 +22,9 @@ describe("occlusion with flash attention", () => {
     let identical = 0;
     let total = 0;
     for (const [n, seed, maxTokens] of [[3, 21, 64], [6, 22, 96], [9, 23, 48], [12, 24, 80]] as const) {
-      const segments = storySegments(n, seed);
-      const naive = await ctx.occlude({ segments, strategy: "naive", maxTokens });
-      for (const strategy of ["prefix-shared", "speculative"] as const) {
-        const r = await ctx.occlude({ segments, strategy, maxTokens });
-        const cmp = compareSequences([naive.full, ...naive.occluded], [r.full, ...r.occluded]);
-        for (const d of cmp.divergences) expect(d.referenceMargin).toBeLessThanOrEqual(0.1);
-        identical += cmp.identical;
-        total += cmp.total;
-      }
+      const r = await sharedStrategiesAgainstNaive(ctx, storySegments(n, seed), maxTokens);
+      identical += r.identical;
+      total += r.total;
     }
     expect(identical / total).toBeGreaterThan(0.8);
   });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareSequences } from "../src/divergence.js";
 import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
 import { STORIES_MODEL, tinySynthModel } from "./helpers/models.js";
+import { sharedStrategiesAgainstNaive } from "./helpers/equivalence.js";
 import { storySegments } from "./helpers/prompts.js";
 
 // The unified cache shares prefix cells instead of copying streams: a different code path in llama.cpp
@@ -25,15 +25,9 @@ for (const which of ["stories260K", "synthetic qwen2 tiny"] as const) {
       let identical = 0;
       let total = 0;
       for (const [n, seed, maxTokens] of [[2, 71, 48], [5, 72, 64], [9, 73, 40]] as const) {
-        const segments = storySegments(n, seed);
-        const naive = await ctx.occlude({ segments, strategy: "naive", maxTokens });
-        for (const strategy of ["prefix-shared", "speculative"] as const) {
-          const r = await ctx.occlude({ segments, strategy, maxTokens });
-          const cmp = compareSequences([naive.full, ...naive.occluded], [r.full, ...r.occluded]);
-          for (const d of cmp.divergences) expect(d.referenceMargin).toBeLessThanOrEqual(0.1);
-          identical += cmp.identical;
-          total += cmp.total;
-        }
+        const r = await sharedStrategiesAgainstNaive(ctx, storySegments(n, seed), maxTokens);
+        identical += r.identical;
+        total += r.total;
         expect(ctx.sequencesInUse()).toBe(0);
       }
       if (which === "stories260K") expect(identical / total).toBeGreaterThanOrEqual(0.95);
