@@ -1,12 +1,14 @@
 // Model shapes for synthetic models. `tiny` keeps tests fast (the vocabulary dominates its size); `bench` is
 // a scaled-down Qwen2-0.5B (same head size 64, GQA ratio 5:1, tied embeddings with qwen2) that still has
-// >100M parameters with the qwen2 vocabulary but decodes at a useful speed on two CPU cores.
+// >100M parameters with the qwen2 vocabulary but decodes at a useful speed on two CPU cores; `qwen2-0.5b` has
+// Qwen2-0.5B's exact shape (494M parameters), where, as in real deployments, the transformer body rather than
+// the vocabulary's output row dominates each generated token.
 
-export type SynthPreset = "tiny" | "bench";
+export type SynthPreset = "tiny" | "bench" | "qwen2-0.5b";
 export type SynthArch = "qwen2" | "llama";
 export type SynthQuant = "f16" | "q8_0";
 
-export const SYNTH_PRESETS: readonly SynthPreset[] = ["tiny", "bench"];
+export const SYNTH_PRESETS: readonly SynthPreset[] = ["tiny", "bench", "qwen2-0.5b"];
 export const SYNTH_ARCHS: readonly SynthArch[] = ["qwen2", "llama"];
 export const SYNTH_QUANTS: readonly SynthQuant[] = ["f16", "q8_0"];
 
@@ -29,6 +31,7 @@ export interface ModelShape {
 export const PRESET_SHAPES: Readonly<Record<SynthPreset, ModelShape>> = {
   tiny: { contextLength: 2048, embeddingLength: 64, blockCount: 2, feedForwardLength: 128, headCount: 4, headCountKv: 2, qkScale: 3 },
   bench: { contextLength: 4096, embeddingLength: 640, blockCount: 8, feedForwardLength: 1792, headCount: 10, headCountKv: 2, qkScale: 1 },
+  "qwen2-0.5b": { contextLength: 32768, embeddingLength: 896, blockCount: 24, feedForwardLength: 4864, headCount: 14, headCountKv: 2, qkScale: 1 },
 };
 
 export function headDim(shape: ModelShape): number {
