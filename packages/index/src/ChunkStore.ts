@@ -1,0 +1,403 @@
+import { resolve } from "node:path";
+import { chunkDocument, DEFAULT_RRF_K, type Chunk } from "@attr-rag/core";
+import { DocumentNotFoundError, EmbeddingError, InvalidDocumentError, InvalidQueryError, StoreClosedError, StoreError, VectorsIncompleteError } from "./errors.js";
+import { contentHash } from "./ingest/contentHash.js";
+import { embedTexts } from "./ingest/embedTexts.js";
+import { validateDocument } from "./ingest/validateDocument.js";
+import { Bm25Search } from "./search/bm25Search.js";
+import { DenseSearch } from "./search/denseSearch.js";
+import { fuseHits } from "./search/fuseHits.js";
+import { MAX_K, validateFilters, validateK, validateQueryText, validateQueryVector } from "./search/searchOptions.js";
+import { DocumentRows } from "./sqlite/documentRows.js";
+import { migrate } from "./sqlite/migrations.js";
+import { openDatabase, type Db } from "./sqlite/openDatabase.js";
+import { loadOrInitConfig, type StoreConfig } from "./sqlite/storeConfig.js";
+import { prepareDirectory } from "./store/prepareDirectory.js";
+import { storeFiles, type StoreFiles } from "./store/storeFiles.js";
+import { StoreLock } from "./store/storeLock.js";
+import { DEFAULT_EMBED_BATCH_SIZE, DEFAULT_SAVE_EVERY, validateOpenOptions } from "./store/validateOpenOptions.js";
+import type {
+  DocumentInput,
+  EmbedderInfo,
+  EmbedFunction,
+  HybridSearchOptions,
+  OpenStoreOptions,
+  SearchHit,
+  SearchOptions,
+  StoredDocument,
+  StoreStats,
+  UpsertResult,
+  VectorRepairReport,
+} from "./types.js";
+import { loadVectorFile } from "./vectors/loadVectorFile.js";
+import { saveVectorFile } from "./vectors/saveVectorFile.js";
+import { fileSize } from "./vectors/vectorFile.js";
+import { VectorIndex } from "./vectors/VectorIndex.js";
+import { VectorState } from "./vectors/vectorState.js";
+
+/**
+ * A durable chunk store in one directory: documents, chunks and an FTS5 index in SQLite (the source of
+ * truth, every write one fsynced transaction), and a usearch HNSW index of chunk vectors in memory, saved
+ * to `vectors.usearch` every `saveEvery` writes and on flush()/close().
+ *
+ * The vector file may lag SQLite (it is expensive to rewrite), so a crash can lose recent vectors or keep
+ * vectors of deleted chunks. `vector_state` in SQLite records which keys must (not) be there, and open()
+ * repairs the loaded index from it: stale vectors are removed, missing ones re-embedded from the chunk text
+ * when an embed function is given. Without one the store still serves BM25, and dense search says what is
+ * missing until `rebuildVectors()`.
+ */
+export class ChunkStore {
+  readonly path: string;
+  readonly embedder: EmbedderInfo;
+  readonly #files: StoreFiles;
+  readonly #lock: StoreLock;
+  readonly #db: Db;
+  readonly #config: StoreConfig;
+  readonly #schemaVersion: number;
+  readonly #rows: DocumentRows;
+  readonly #state: VectorState;
+  readonly #bm25: Bm25Search;
+  readonly #dense: DenseSearch;
+  readonly #saveEvery: number;
+  readonly #embedBatchSize: number;
+  #vectors: VectorIndex;
+  /** Keys of live chunks that have no vector in memory. */
+  readonly #missing = new Set<number>();
+  /** The in-memory index differs from the saved file. */
+  #dirty = false;
+  #writesSinceSave = 0;
+  #lastSaveError: string | undefined;
+  #repair: VectorRepairReport = { removedStale: 0, rebuilt: 0, missing: 0 };
+  readonly #inFlight = new Set<Promise<unknown>>();
+  #rebuilding: Promise<VectorRepairReport> | undefined;
+  #closing: Promise<void> | undefined;
+
+  private constructor(files: StoreFiles, lock: StoreLock, db: Db, config: StoreConfig, vectors: VectorIndex, schemaVersion: number, options: OpenStoreOptions) {
+    this.path = files.dir;
+    this.embedder = config.embedder;
+    this.#files = files;
+    this.#lock = lock;
+    this.#db = db;
+    this.#config = config;
+    this.#schemaVersion = schemaVersion;
+    this.#vectors = vectors;
+    this.#rows = new DocumentRows(db);
+    this.#state = new VectorState(db);
+    this.#bm25 = new Bm25Search(db);
+    this.#dense = new DenseSearch(db);
+    this.#saveEvery = options.saveEvery ?? DEFAULT_SAVE_EVERY;
+    this.#embedBatchSize = options.embedBatchSize ?? DEFAULT_EMBED_BATCH_SIZE;
+  }
+
+  /**
+   * Opens (or with `create`, creates) the store in `dir`, takes its lock, migrates the schema, checks the
+   * embedder and repairs the vector index (see the class comment). Throws StoreNotFoundError,
+   * StoreLockedError, EmbedderMismatchError or StoreError; on error nothing stays open or locked.
+   */
+  static async open(dir: string, options: OpenStoreOptions = {}): Promise<ChunkStore> {
+    validateOpenOptions(options);
+    const files = storeFiles(resolve(dir));
+    prepareDirectory(files, options.create ?? false, options.embedder !== undefined);
+    const lock = StoreLock.acquire(files.lock, files.dir);
+    let db: Db | undefined;
+    try {
+      db = openDatabase(files.sqlite, files.dir);
+      const schemaVersion = migrate(db, files.dir);
+      const config = loadOrInitConfig(db, options, files.dir);
+      const loaded = loadVectorFile(db, files, ChunkStore.#vectorConfig(config));
+      const store = new ChunkStore(files, lock, db, config, loaded.index, schemaVersion, options);
+      store.#reconcile(loaded.discarded);
+      if (options.embed && store.#missing.size > 0) {
+        const { rebuilt, missing } = await store.rebuildVectors(options.embed).catch((err: unknown) => {
+          throw new EmbeddingError(
+            `opening ${files.dir}: rebuilding ${store.#missing.size} missing vectors failed (${(err as Error).message}); ` +
+              `fix the embedder, or open without { embed } to serve BM25 and call rebuildVectors() later`,
+            { cause: err },
+          );
+        });
+        store.#repair = { ...store.#repair, rebuilt, missing };
+      } else {
+        store.#save();
+      }
+      return store;
+    } catch (err) {
+      db?.close();
+      lock.release();
+      throw err;
+    }
+  }
+
+  /** What open() found and repaired in the vector index. */
+  get repairReport(): VectorRepairReport {
+    return this.#repair;
+  }
+
+  /**
+   * Adds or replaces a document. Chunks it, embeds the chunks, then writes document, chunks and FTS rows
+   * in one transaction (a replaced document's old rows go in the same transaction), and only then adds the
+   * vectors to the in-memory index. Once this resolves the document is durable.
+   */
+  async upsertDocument(doc: DocumentInput, embed: EmbedFunction): Promise<UpsertResult> {
+    this.#assertOpen("upsertDocument");
+    validateDocument(doc);
+    if (typeof embed !== "function") throw new StoreError("upsertDocument: embed must be a function (texts) => Promise<Float32Array[]>");
+    return this.#track(this.#upsert(doc, embed));
+  }
+
+  async #upsert(doc: DocumentInput, embed: EmbedFunction): Promise<UpsertResult> {
+    const hash = contentHash(doc.text, this.#config.chunker);
+    const existing = this.#rows.get(doc.id);
+    if (existing?.contentHash === hash) return this.#db.transaction(() => this.#keepChunks(doc))();
+
+    const chunks = chunkDocument(doc.id, doc.text, this.#config.chunker);
+    const vectors = await embedTexts(embed, chunks.map((c) => c.text), this.embedder, this.#embedBatchSize);
+
+    const outcome = this.#db.transaction(() => {
+      // Re-read: another upsert of the same id may have committed while this one was embedding.
+      const current = this.#rows.get(doc.id);
+      if (current?.contentHash === hash) return { result: this.#keepChunks(doc), removed: [], added: [] };
+      const removed = current ? this.#rows.chunkKeys(doc.id) : [];
+      if (current) this.#rows.delete(doc.id);
+      const added = this.#rows.insert({ ...doc, contentHash: hash, textLength: doc.text.length }, chunks);
+      return { result: { status: current ? "replaced" : "indexed", chunkCount: chunks.length } as const, removed, added };
+    })();
+    if (outcome.added.length > 0 || outcome.removed.length > 0) this.#applyVectorChanges(outcome.removed, outcome.added, vectors);
+    return outcome.result;
+  }
+
+  /** Same content hash: keep the chunks; rewrite the document row only if its metadata changed. */
+  #keepChunks(doc: DocumentInput): UpsertResult {
+    const current = this.#rows.get(doc.id)!;
+    const same = current.title === doc.title && current.source === doc.source && current.license === doc.license;
+    if (!same) this.#rows.updateMetadata(doc);
+    return { status: same ? "unchanged" : "updated", chunkCount: current.chunkCount };
+  }
+
+  /** Removes the document with its chunks, FTS rows and vectors. Throws DocumentNotFoundError if absent. */
+  deleteDocument(id: string): void {
+    this.#assertOpen("deleteDocument");
+    if (typeof id !== "string" || id.length === 0) throw new InvalidDocumentError("deleteDocument: id must be a non-empty string");
+    const removed = this.#db.transaction(() => {
+      const keys = this.#rows.chunkKeys(id);
+      if (!this.#rows.delete(id)) throw new DocumentNotFoundError(id, "deleteDocument");
+      return keys;
+    })();
+    this.#applyVectorChanges(removed, [], []);
+  }
+
+  getDocument(id: string): StoredDocument | undefined {
+    this.#assertOpen("getDocument");
+    return this.#rows.get(id);
+  }
+
+  /**
+   * Chunks of `docId` with firstOrdinal ≤ ordinal ≤ lastOrdinal, in order (gap fill). Ordinals past the
+   * document's end are simply absent (a range entirely past it gives []); an unknown document is
+   * DocumentNotFoundError, and a malformed range (negative, non-integer, first > last) InvalidQueryError.
+   */
+  getChunks(docId: string, firstOrdinal: number, lastOrdinal: number): Chunk[] {
+    this.#assertOpen("getChunks");
+    if (typeof docId !== "string" || docId.length === 0) throw new InvalidQueryError("getChunks: docId must be a non-empty string");
+    for (const [name, value] of [["firstOrdinal", firstOrdinal], ["lastOrdinal", lastOrdinal]] as const) {
+      if (!Number.isInteger(value) || value < 0) throw new InvalidQueryError(`getChunks: ${name} must be an integer ≥ 0, got ${String(value)}`);
+    }
+    if (firstOrdinal > lastOrdinal) {
+      throw new InvalidQueryError(`getChunks: firstOrdinal (${firstOrdinal}) is after lastOrdinal (${lastOrdinal}); the range is inclusive, first ≤ last`);
+    }
+    if (!this.#rows.get(docId)) throw new DocumentNotFoundError(docId, "getChunks");
+    return this.#rows.range(docId, firstOrdinal, lastOrdinal);
+  }
+
+  /** BM25 over chunk text. The query is free text: FTS5 operators in it are treated as words. */
+  searchBm25(query: string, options: SearchOptions): SearchHit[] {
+    const what = "searchBm25";
+    this.#assertOpen(what);
+    const k = validateK(options?.k, what);
+    return this.#bm25.search(validateQueryText(query, what), k, validateFilters(options, what));
+  }
+
+  /** Cosine nearest neighbours of a query vector made by the store's embedder. */
+  searchDense(queryVector: Float32Array, options: SearchOptions): SearchHit[] {
+    const what = "searchDense";
+    this.#assertOpen(what);
+    const k = validateK(options?.k, what);
+    const vector = validateQueryVector(queryVector, this.embedder.dimensions, this.embedder.id, what);
+    this.#assertVectorsComplete(what);
+    return this.#dense.search(this.#vectors, vector, k, validateFilters(options, what));
+  }
+
+  /** Reciprocal rank fusion of BM25 (on `query`) and dense (on `queryVector`) rankings. */
+  searchHybrid(query: string, queryVector: Float32Array, options: HybridSearchOptions): SearchHit[] {
+    const what = "searchHybrid";
+    this.#assertOpen(what);
+    const k = validateK(options?.k, what);
+    const candidates = options.candidates === undefined ? Math.min(MAX_K, Math.max(k, 50)) : validateK(options.candidates, what, "candidates");
+    const rrfK = options.rrfK ?? DEFAULT_RRF_K;
+    if (typeof rrfK !== "number" || !Number.isFinite(rrfK) || rrfK < 0) throw new InvalidQueryError(`${what}: rrfK must be a finite number ≥ 0, got ${String(rrfK)}`);
+    const text = validateQueryText(query, what);
+    const vector = validateQueryVector(queryVector, this.embedder.dimensions, this.embedder.id, what);
+    const filters = validateFilters(options, what);
+    this.#assertVectorsComplete(what);
+    const bm25 = this.#bm25.search(text, candidates, filters);
+    const dense = this.#dense.search(this.#vectors, vector, candidates, filters);
+    return fuseHits(bm25, dense, k, rrfK);
+  }
+
+  stats(): StoreStats {
+    this.#assertOpen("stats");
+    const counts = this.#rows.counts();
+    return {
+      path: this.path,
+      schemaVersion: this.#schemaVersion,
+      documents: counts.documents,
+      chunks: counts.chunks,
+      embedder: this.embedder,
+      dimensions: this.embedder.dimensions,
+      quantization: this.#config.quantization,
+      chunker: this.#config.chunker,
+      vectors: this.#vectors.size,
+      missingVectors: this.#missing.size,
+      unsavedVectorChanges: this.#dirty,
+      files: { sqlite: fileSize(this.#files.sqlite), wal: fileSize(`${this.#files.sqlite}-wal`), vectors: fileSize(this.#files.vectors) },
+      ...(this.#lastSaveError !== undefined ? { lastVectorSaveError: this.#lastSaveError } : {}),
+    };
+  }
+
+  /**
+   * Embeds the chunks that have no vector (after a crash, when the store was opened without `embed`) and
+   * saves the vector file. Concurrent calls share one run.
+   */
+  rebuildVectors(embed: EmbedFunction): Promise<VectorRepairReport> {
+    this.#assertOpen("rebuildVectors");
+    if (typeof embed !== "function") throw new StoreError("rebuildVectors: embed must be a function (texts) => Promise<Float32Array[]>");
+    this.#rebuilding ??= this.#track(this.#rebuild(embed)).finally(() => {
+      this.#rebuilding = undefined;
+    });
+    return this.#rebuilding;
+  }
+
+  async #rebuild(embed: EmbedFunction): Promise<VectorRepairReport> {
+    const keys = [...this.#missing].sort((a, b) => a - b);
+    let rebuilt = 0;
+    for (let i = 0; i < keys.length; i += this.#embedBatchSize) {
+      const rows = this.#state.texts(keys.slice(i, i + this.#embedBatchSize));
+      const vectors = await embedTexts(embed, rows.map((r) => r.text), this.embedder, this.#embedBatchSize);
+      // A chunk deleted (or already rebuilt) while embedding no longer needs its vector.
+      const keep = rows.flatMap((r, j) => (this.#missing.has(r.key) ? [{ key: r.key, vector: vectors[j]! }] : []));
+      this.#vectors.add(keep.map((e) => e.key), keep.map((e) => e.vector));
+      for (const e of keep) this.#missing.delete(e.key);
+      rebuilt += keep.length;
+      if (keep.length > 0) this.#dirty = true;
+    }
+    this.#save();
+    return { removedStale: 0, rebuilt, missing: this.#missing.size };
+  }
+
+  /** Saves the vector file now if it is out of date (atomically; see saveVectorFile). */
+  flush(): void {
+    this.#assertOpen("flush");
+    this.#save();
+  }
+
+  /** Waits for running writes, saves the vector file, closes SQLite and releases the lock. Repeat-safe. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    await Promise.allSettled([...this.#inFlight]);
+    try {
+      this.#save();
+    } finally {
+      this.#db.close();
+      this.#lock.release();
+    }
+  }
+
+  /**
+   * Open-time repair of the loaded index against vector_state: drop vectors of deleted chunks, note live
+   * chunks without a vector. If the index holds vectors of keys SQLite does not know (which the save
+   * protocol should make impossible) they cannot be named to remove them, so the index starts over.
+   */
+  #reconcile(discarded: string | undefined): void {
+    const removedStale = this.#vectors.remove(this.#state.deletedKeys());
+    const live = this.#state.liveKeys();
+    const present = this.#vectors.contains(live);
+    live.forEach((key, i) => {
+      if (!present[i]) this.#missing.add(key);
+    });
+    const unknown = this.#vectors.size - (live.length - this.#missing.size);
+    if (unknown !== 0) {
+      discarded = `${this.#files.vectors} held ${unknown} vectors of unknown chunks; the index is rebuilt from store.sqlite`;
+      this.#vectors = VectorIndex.empty(ChunkStore.#vectorConfig(this.#config));
+      for (const key of live) this.#missing.add(key);
+    }
+    if (removedStale > 0 || discarded !== undefined) this.#dirty = true;
+    this.#repair = { removedStale, rebuilt: 0, missing: this.#missing.size, ...(discarded !== undefined ? { discardedVectorFile: discarded } : {}) };
+  }
+
+  /** After a commit: mirror it in the in-memory index (synchronously, so no save can see half of it). */
+  #applyVectorChanges(removed: readonly number[], added: readonly number[], vectors: readonly Float32Array[]): void {
+    for (const key of removed) this.#missing.delete(key);
+    this.#vectors.remove(removed);
+    try {
+      this.#vectors.add(added, vectors);
+    } catch (err) {
+      for (const key of added) this.#missing.add(key);
+      throw new StoreError(
+        `the document was committed, but adding its ${added.length} vectors to the index failed (${(err as Error).message}); ` +
+          `BM25 finds it, dense search needs rebuildVectors(embed)`,
+        { cause: err },
+      );
+    } finally {
+      this.#dirty = true;
+      this.#writesSinceSave++;
+    }
+    if (this.#writesSinceSave >= this.#saveEvery) {
+      // The write itself is durable in SQLite already; a failed vector save only delays the file, so it is
+      // reported in stats() rather than failing a write that succeeded. flush()/close() do throw.
+      try {
+        this.#save();
+      } catch (err) {
+        this.#lastSaveError = (err as Error).message;
+      }
+    }
+  }
+
+  #save(): void {
+    if (!this.#dirty) return;
+    saveVectorFile(this.#db, this.#files.vectors, this.#vectors, this.#state, [...this.#missing]);
+    this.#dirty = false;
+    this.#writesSinceSave = 0;
+    this.#lastSaveError = undefined;
+  }
+
+  #assertOpen(what: string): void {
+    if (this.#closing) throw new StoreClosedError(what);
+  }
+
+  #assertVectorsComplete(what: string): void {
+    if (this.#missing.size > 0) {
+      throw new VectorsIncompleteError(
+        `${what}: ${this.#missing.size} of ${this.#rows.counts().chunks} chunks have no vector (lost in a crash before the vector file was saved); ` +
+          `call rebuildVectors(embed) or open the store with { embed } — BM25 search works meanwhile`,
+      );
+    }
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    const forget = () => this.#inFlight.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  static #vectorConfig(config: StoreConfig) {
+    return { dimensions: config.embedder.dimensions, quantization: config.quantization, hnsw: config.hnsw };
+  }
+}

@@ -1,0 +1,90 @@
+import { chunkDocument, DEFAULT_CHUNKER_OPTIONS, type ChunkerOptions } from "@attr-rag/core";
+import { EmbedderMismatchError, StoreError } from "../errors.js";
+import type { EmbedderInfo, OpenStoreOptions, VectorQuantization } from "../types.js";
+import { readMeta, writeMeta } from "./meta.js";
+import type { Db } from "./openDatabase.js";
+
+/** HNSW graph parameters (usearch's own defaults, written out so a store never depends on them changing). */
+export interface HnswParams {
+  readonly connectivity: number;
+  readonly expansionAdd: number;
+  readonly expansionSearch: number;
+}
+
+export const DEFAULT_HNSW: HnswParams = { connectivity: 16, expansionAdd: 128, expansionSearch: 64 };
+
+/** Everything fixed when a store is created; recorded in `meta` and checked on every open. */
+export interface StoreConfig {
+  readonly embedder: EmbedderInfo;
+  readonly chunker: Required<ChunkerOptions>;
+  readonly quantization: VectorQuantization;
+  readonly hnsw: HnswParams;
+}
+
+/**
+ * Returns the recorded configuration, after checking the caller's options against it; a store without
+ * one (just created, or a crash right after creation) is initialised from the options.
+ */
+export function loadOrInitConfig(db: Db, options: OpenStoreOptions, storeDir: string): StoreConfig {
+  const meta = readMeta(db);
+  const storedId = meta.get("embedder_id");
+  if (storedId === undefined) return initConfig(db, options, storeDir);
+
+  const stored: StoreConfig = {
+    embedder: { id: storedId, dimensions: Number(meta.get("dimensions")) },
+    chunker: JSON.parse(meta.get("chunker") ?? "null") as Required<ChunkerOptions>,
+    quantization: meta.get("quantization") as VectorQuantization,
+    hnsw: JSON.parse(meta.get("hnsw") ?? "null") as HnswParams,
+  };
+  const supplied = options.embedder;
+  if (supplied && (supplied.id !== stored.embedder.id || supplied.dimensions !== stored.embedder.dimensions)) {
+    throw new EmbedderMismatchError(stored.embedder, supplied, storeDir);
+  }
+  if (options.chunker) {
+    const wanted = normalizeChunker(options.chunker);
+    if (wanted.maxChars !== stored.chunker.maxChars || wanted.overlapChars !== stored.chunker.overlapChars) {
+      throw new StoreError(
+        `store ${storeDir} chunks with ${JSON.stringify(stored.chunker)}, not ${JSON.stringify(wanted)}; ` +
+          `chunker settings are fixed when a store is created — omit the option or ingest into a new store`,
+      );
+    }
+  }
+  if (options.quantization && options.quantization !== stored.quantization) {
+    throw new StoreError(
+      `store ${storeDir} holds ${stored.quantization} vectors, not ${options.quantization}; quantization is fixed when a store is created`,
+    );
+  }
+  return stored;
+}
+
+function initConfig(db: Db, options: OpenStoreOptions, storeDir: string): StoreConfig {
+  if (!options.embedder) {
+    throw new StoreError(`store ${storeDir} has no recorded embedder yet; pass options.embedder ({ id, dimensions }) to initialise it`);
+  }
+  const config: StoreConfig = {
+    embedder: { id: options.embedder.id, dimensions: options.embedder.dimensions },
+    chunker: normalizeChunker(options.chunker ?? {}),
+    quantization: options.quantization ?? "f32",
+    hnsw: DEFAULT_HNSW,
+  };
+  writeMeta(db, {
+    embedder_id: config.embedder.id,
+    dimensions: String(config.embedder.dimensions),
+    chunker: JSON.stringify(config.chunker),
+    quantization: config.quantization,
+    hnsw: JSON.stringify(config.hnsw),
+    created_at: new Date().toISOString(),
+  });
+  return config;
+}
+
+/** Fills defaults and lets core's chunker reject bad values, so the rules live in one place. */
+export function normalizeChunker(options: ChunkerOptions): Required<ChunkerOptions> {
+  const chunker = { ...DEFAULT_CHUNKER_OPTIONS, ...options };
+  try {
+    chunkDocument("probe", "probe", chunker);
+  } catch (err) {
+    throw new StoreError(`invalid chunker options ${JSON.stringify(options)}: ${(err as Error).message}`, { cause: err });
+  }
+  return { maxChars: chunker.maxChars, overlapChars: chunker.overlapChars };
+}

@@ -1,0 +1,102 @@
+import usearch from "usearch";
+import type { HnswParams } from "../sqlite/storeConfig.js";
+import type { VectorQuantization } from "../types.js";
+
+const { Index, MetricKind, ScalarKind } = usearch;
+
+export interface VectorIndexConfig {
+  readonly dimensions: number;
+  readonly quantization: VectorQuantization;
+  readonly hnsw: HnswParams;
+}
+
+export interface VectorMatch {
+  /** Chunk rowid. */
+  readonly key: number;
+  /** Cosine similarity, 1 − usearch's cosine distance. */
+  readonly similarity: number;
+}
+
+/**
+ * The usearch HNSW index in memory, keyed by chunk rowid. Knows nothing about SQLite or files beyond
+ * load/save; the store decides when those happen. All calls are synchronous (usearch's JS API is).
+ */
+export class VectorIndex {
+  readonly #index: InstanceType<typeof Index>;
+
+  private constructor(readonly config: VectorIndexConfig) {
+    // All seven fields explicitly: usearch fills omitted ones with defaults that may change between versions.
+    this.#index = new Index({
+      dimensions: config.dimensions,
+      metric: MetricKind.Cos,
+      quantization: config.quantization === "f16" ? ScalarKind.F16 : ScalarKind.F32,
+      connectivity: config.hnsw.connectivity,
+      expansion_add: config.hnsw.expansionAdd,
+      expansion_search: config.hnsw.expansionSearch,
+      multi: false,
+    });
+  }
+
+  static empty(config: VectorIndexConfig): VectorIndex {
+    return new VectorIndex(config);
+  }
+
+  /**
+   * Loads a saved index. The caller must have verified the file (checksum): usearch aborts the whole
+   * process on a truncated or garbled file instead of throwing. Throws if the file's shape differs.
+   */
+  static load(path: string, config: VectorIndexConfig): VectorIndex {
+    const vectors = new VectorIndex(config);
+    vectors.#index.load(path);
+    // usearch adopts the file's dimensions silently; a file of another shape is not ours.
+    if (vectors.#index.dimensions() !== config.dimensions) {
+      throw new Error(`the vector file has ${vectors.#index.dimensions()} dimensions, the store ${config.dimensions}`);
+    }
+    return vectors;
+  }
+
+  get size(): number {
+    return this.#index.size();
+  }
+
+  /**
+   * Adds vectors under new keys (a key already present is a caller bug: usearch rejects duplicates).
+   * One thread: concurrent insertion of a batch left some nodes unreachable in small graphs (a search for
+   * every vector of a 79-vector index returned 77), and a single thread makes the graph reproducible.
+   */
+  add(keys: readonly number[], vectors: readonly Float32Array[]): void {
+    if (keys.length === 0) return;
+    const flat = new Float32Array(keys.length * this.config.dimensions);
+    vectors.forEach((v, i) => flat.set(v, i * this.config.dimensions));
+    this.#index.add(toKeys(keys), flat, 1);
+  }
+
+  /** Removes the keys that are present; absent keys are ignored. Returns how many were removed. */
+  remove(keys: readonly number[]): number {
+    if (keys.length === 0) return 0;
+    const removed = this.#index.remove(toKeys(keys)) as number | number[];
+    return Array.isArray(removed) ? removed.reduce((a, b) => a + Number(b), 0) : Number(removed);
+  }
+
+  contains(keys: readonly number[]): boolean[] {
+    if (keys.length === 0) return [];
+    const found = this.#index.contains(toKeys(keys));
+    return Array.isArray(found) ? found : [found];
+  }
+
+  /** Approximate nearest neighbours, most similar first; at most `k` (fewer when the index is smaller). */
+  search(query: Float32Array, k: number): VectorMatch[] {
+    const n = Math.min(k, this.size);
+    if (n === 0) return [];
+    const matches = this.#index.search(query, n, 0);
+    return Array.from(matches.keys, (key, i) => ({ key: Number(key), similarity: 1 - matches.distances[i]! }));
+  }
+
+  save(path: string): void {
+    this.#index.save(path);
+  }
+}
+
+function toKeys(keys: readonly number[]): BigUint64Array {
+  return BigUint64Array.from(keys, (k) => BigInt(k));
+}

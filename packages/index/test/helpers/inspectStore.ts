@@ -1,0 +1,52 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+
+/**
+ * Reads a store's SQLite file directly (the store should be closed) and lists every broken invariant:
+ * a "half-ingested" document is one whose chunk_count differs from its chunk rows or whose ordinals have
+ * holes; FTS and vector bookkeeping must cover exactly the chunk rows. Empty list = consistent.
+ */
+export function storeViolations(storeDir: string): string[] {
+  const db = new Database(join(storeDir, "store.sqlite"));
+  try {
+    const out: string[] = [];
+    const halfDocs = db
+      .prepare(
+        `SELECT d.id, d.chunk_count, count(c.rowid) AS n, coalesce(max(c.ordinal), -1) AS maxOrdinal
+         FROM documents d LEFT JOIN chunks c ON c.doc_id = d.id GROUP BY d.id
+         HAVING n <> d.chunk_count OR maxOrdinal <> d.chunk_count - 1 OR n = 0`,
+      )
+      .all() as { id: string; chunk_count: number; n: number }[];
+    for (const d of halfDocs) out.push(`document ${d.id} records ${d.chunk_count} chunks but has ${d.n} chunk rows (or holes)`);
+    const orphans = db.prepare("SELECT count(*) AS n FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)").get() as { n: number };
+    if (orphans.n > 0) out.push(`${orphans.n} chunks without a document`);
+    const noState = db.prepare("SELECT count(*) AS n FROM chunks WHERE rowid NOT IN (SELECT key FROM vector_state WHERE state <> 'deleted')").get() as { n: number };
+    if (noState.n > 0) out.push(`${noState.n} chunks without a live vector_state row`);
+    const ghostState = db.prepare("SELECT count(*) AS n FROM vector_state WHERE state <> 'deleted' AND key NOT IN (SELECT rowid FROM chunks)").get() as { n: number };
+    if (ghostState.n > 0) out.push(`${ghostState.n} live vector_state rows without a chunk`);
+    try {
+      db.exec("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')");
+    } catch (err) {
+      out.push(`FTS index out of step with chunks: ${(err as Error).message}`);
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** Raw row counts, to prove a no-op wrote nothing. */
+export function rowCounts(storeDir: string): { documents: number; chunks: number; fts: number; vectorState: number; maxChunkRowid: number } {
+  const db = new Database(join(storeDir, "store.sqlite"), { readonly: true });
+  try {
+    return db
+      .prepare(
+        `SELECT (SELECT count(*) FROM documents) AS documents, (SELECT count(*) FROM chunks) AS chunks,
+                (SELECT count(*) FROM chunks_fts) AS fts, (SELECT count(*) FROM vector_state) AS vectorState,
+                (SELECT coalesce(max(rowid), 0) FROM chunks) AS maxChunkRowid`,
+      )
+      .get() as { documents: number; chunks: number; fts: number; vectorState: number; maxChunkRowid: number };
+  } finally {
+    db.close();
+  }
+}
