@@ -28,8 +28,8 @@ describe("attr-rag models synth", () => {
     expect(parseSynthOptions({ preset: "tiny", out })).toEqual({ preset: "tiny", arch: "qwen2", quant: "q8_0", seed: 1, out, vocabDir: undefined, force: false });
     expect(parseSynthOptions({ preset: "bench", arch: "llama", quant: "f16", seed: "4294967295", out })).toMatchObject({ arch: "llama", quant: "f16", seed: 4294967295 });
     const cases: [Parameters<typeof parseSynthOptions>[0], RegExp][] = [
-      [{ out }, /--preset is required \(one of: tiny, bench, qwen2-0.5b\)/],
-      [{ preset: "huge", out }, /--preset must be one of tiny, bench, got "huge"/],
+      [{ out }, /--preset is required \(one of: tiny, bench, qwen2-0\.5b\)/],
+      [{ preset: "huge", out }, /--preset must be one of tiny, bench, qwen2-0\.5b, got "huge"/],
       [{ preset: "tiny", arch: "gpt2", out }, /--arch must be one of qwen2, llama/],
       [{ preset: "tiny", quant: "q4_0", out }, /--quant must be one of f16, q8_0/],
       [{ preset: "tiny", seed: "-1", out }, /--seed must be an integer from 0 to 4294967295/],
