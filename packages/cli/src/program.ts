@@ -2,6 +2,8 @@ import { Command } from "commander";
 import { registerMetricsCommand } from "./commands/metrics.js";
 import { registerModelsCommand } from "./commands/models.js";
 import { registerBenchCommand } from "./commands/bench.js";
+import { registerIngestCommand } from "./commands/ingest.js";
+import { registerSearchCommand } from "./commands/search.js";
 
 export const VERSION = "0.1.0";
 
@@ -16,5 +18,7 @@ export function createProgram(): Command {
   registerMetricsCommand(program);
   registerModelsCommand(program);
   registerBenchCommand(program);
+  registerIngestCommand(program);
+  registerSearchCommand(program);
   return program;
 }

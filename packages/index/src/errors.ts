@@ -74,3 +74,21 @@ export class EmbeddingError extends StoreError {
 export class VectorsIncompleteError extends StoreError {
   override name = "VectorsIncompleteError";
 }
+
+/**
+ * A source file could not be turned into documents: unreadable (`code` is the errno code), over the size
+ * limit, invalid UTF-8, bad JSON on a line, a PDF without a text layer. `file` names it; nothing of the
+ * failing document reached the store.
+ */
+export class DocumentReadError extends StoreError {
+  override name = "DocumentReadError";
+  constructor(
+    readonly file: string,
+    message: string,
+    options?: { cause?: unknown; code?: string },
+  ) {
+    super(`${file}: ${message}`, options);
+    this.code = options?.code;
+  }
+  readonly code: string | undefined;
+}

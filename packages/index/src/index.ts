@@ -3,6 +3,7 @@
 export { ChunkStore } from "./ChunkStore.js";
 export {
   DocumentNotFoundError,
+  DocumentReadError,
   EmbedderMismatchError,
   EmbeddingError,
   InvalidDocumentError,
@@ -13,6 +14,13 @@ export {
   StoreNotFoundError,
   VectorsIncompleteError,
 } from "./errors.js";
+export type { Embedder } from "./embedders/Embedder.js";
+export { UseLiteEmbedder, USE_LITE_ID, USE_LITE_DIMENSIONS, USE_LITE_BATCH_SIZE } from "./embedders/UseLiteEmbedder.js";
+export { GgufEmbedder, type GgufEmbedderOptions } from "./embedders/GgufEmbedder.js";
+export { createEmbedder, type EmbedderSpec } from "./embedders/createEmbedder.js";
+export { readDocuments } from "./ingest/readers/readDocuments.js";
+export { DEFAULT_MAX_FILE_BYTES, measureSources, SUPPORTED_EXTENSIONS } from "./ingest/readers/listSources.js";
+export type { ReadDocument, ReadOptions, SkippedInput } from "./ingest/readers/types.js";
 export { MAX_K, MAX_QUERY_CHARS } from "./search/searchOptions.js";
 export { toFtsMatch } from "./search/ftsQuery.js";
 export { SCHEMA_VERSION } from "./sqlite/migrations.js";
