@@ -4,6 +4,8 @@ import { registerModelsCommand } from "./commands/models.js";
 import { registerBenchCommand } from "./commands/bench.js";
 import { registerIngestCommand } from "./commands/ingest.js";
 import { registerSearchCommand } from "./commands/search.js";
+import { registerEvalCommand } from "./commands/eval.js";
+import { registerIndexServeCommand } from "./commands/indexServe.js";
 
 export const VERSION = "0.1.0";
 
@@ -20,5 +22,7 @@ export function createProgram(): Command {
   registerBenchCommand(program);
   registerIngestCommand(program);
   registerSearchCommand(program);
+  registerEvalCommand(program);
+  registerIndexServeCommand(program);
   return program;
 }

@@ -23,6 +23,19 @@ export { DEFAULT_MAX_FILE_BYTES, measureSources, SUPPORTED_EXTENSIONS } from "./
 export type { ReadDocument, ReadOptions, SkippedInput } from "./ingest/readers/types.js";
 export { MAX_K, MAX_QUERY_CHARS } from "./search/searchOptions.js";
 export { toFtsMatch } from "./search/ftsQuery.js";
+export {
+  createIndexServiceImplementation,
+  DEFAULT_INDEX_SERVICE_LIMITS,
+  ServiceError,
+  startIndexServer,
+  toGrpcStatus,
+  type GrpcStatus,
+  type IndexServerHandle,
+  type IndexServiceLimits,
+  type QueryEmbedder,
+  type ServiceLog,
+  type StartIndexServerOptions,
+} from "./service/index.js";
 export { SCHEMA_VERSION } from "./sqlite/migrations.js";
 export { DEFAULT_EMBED_BATCH_SIZE, DEFAULT_SAVE_EVERY } from "./store/validateOpenOptions.js";
 export type {

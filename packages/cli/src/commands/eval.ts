@@ -1,0 +1,350 @@
+import { createReadStream, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Command } from "commander";
+import { dedupeRanking, ndcgAtK, recallAtK, reciprocalRank } from "@attr-rag/core";
+import { ChunkStore, MAX_K, readDocuments, type Embedder, type SearchHit } from "@attr-rag/index";
+import { CliError } from "../cliError.js";
+import { progressBar } from "../progressBar.js";
+import { startEmbedder, storeErrorToCli } from "./ingest.js";
+
+export const EVAL_MODES = ["dense", "bm25", "hybrid"] as const;
+export type EvalMode = (typeof EVAL_MODES)[number];
+
+/** nDCG is reported at this cut-off whatever --k says. */
+export const NDCG_K = 10;
+/** Chunks fetched per question = this × the deepest doc-level cut-off (several chunks often share a document). */
+export const CHUNK_FETCH_FACTOR = 3;
+
+/** One question of a SPEC section 5 `questions.jsonl`, as evaluation needs it. */
+export interface EvalQuestion {
+  readonly id: string;
+  readonly line: number;
+  readonly question: string;
+  /** Empty for negative questions (no gold document): counted, not scored. */
+  readonly gold: readonly string[];
+}
+
+/** Averages over the questions that have gold documents. */
+export interface ModeScores {
+  readonly recall: Record<string, number>;
+  readonly mrr: number;
+  readonly "ndcg@10": number;
+}
+
+export interface RetrievalReport {
+  /** Documents in the corpus file. */
+  readonly corpus: number;
+  /** Questions in the questions file. */
+  readonly questions: number;
+  /** Questions with at least one gold document (the averages are over these). */
+  readonly evaluated: number;
+  /** Questions without gold documents (e.g. kind "negative"), left out of the averages. */
+  readonly skipped_no_gold: number;
+  readonly modes: Partial<Record<EvalMode, ModeScores>>;
+}
+
+/**
+ * Doc-level scores for one mode: `rankings[i]` is the ranked document ids retrieved for `questions[i]`
+ * (chunk hits mapped to their documents; duplicates count once, at their first rank). Binary relevance
+ * from the gold ids. Questions without gold ids are skipped; there must be at least one with gold ids.
+ */
+export function scoreRankings(
+  items: readonly { readonly ranked: readonly string[]; readonly gold: readonly string[] }[],
+  ks: readonly number[],
+): ModeScores {
+  const scored = items.filter((it) => it.gold.length > 0);
+  if (scored.length === 0) throw new RangeError("scoreRankings: no question has gold document ids");
+  const recall: Record<string, number> = {};
+  for (const k of ks) recall[String(k)] = 0;
+  let mrr = 0;
+  let ndcg = 0;
+  for (const it of scored) {
+    const ranked = dedupeRanking(it.ranked);
+    const relevant = new Set(it.gold);
+    for (const k of ks) recall[String(k)]! += recallAtK(ranked, relevant, k);
+    mrr += reciprocalRank(ranked, relevant);
+    ndcg += ndcgAtK(ranked, relevant, NDCG_K);
+  }
+  for (const k of ks) recall[String(k)]! /= scored.length;
+  return { recall, mrr: mrr / scored.length, "ndcg@10": ndcg / scored.length };
+}
+
+/** `--k 1,5,10,30` → [1, 5, 10, 30] (sorted, duplicates dropped); each an integer in 1..MAX_K. */
+export function parseKList(value: string): number[] {
+  const parts = value.split(",").map((s) => s.trim());
+  if (parts.length === 0 || parts.some((p) => p === "")) throw new CliError(`--k must be a comma-separated list of positive integers, got "${value}"`);
+  const ks = parts.map((p) => {
+    const n = Number(p);
+    if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n < 1) throw new CliError(`--k: "${p}" is not a positive integer (in "${value}")`);
+    if (n > MAX_K) throw new CliError(`--k: ${n} is more than the limit of ${MAX_K}`);
+    return n;
+  });
+  return [...new Set(ks)].sort((a, b) => a - b);
+}
+
+export function parseModes(value: string): EvalMode[] {
+  if (value === "all") return [...EVAL_MODES];
+  if ((EVAL_MODES as readonly string[]).includes(value)) return [value as EvalMode];
+  throw new CliError(`--mode must be one of ${EVAL_MODES.join(", ")}, all; got "${value}"`);
+}
+
+function checkReadableFile(option: string, path: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new CliError(`${option} ${path}: cannot read it (${code === "ENOENT" ? "no such file" : (code ?? (err as Error).message)})`, 2, { cause: err });
+  }
+  if (!isFile) throw new CliError(`${option} ${path}: not a file`);
+}
+
+/** Non-blank lines of a file with their 1-based numbers, streamed; JSON parse errors name the file and line. */
+async function* jsonLinesOf(option: string, path: string): AsyncGenerator<{ line: number; value: unknown }> {
+  const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Number.POSITIVE_INFINITY });
+  let line = 0;
+  try {
+    for await (const raw of rl) {
+      line++;
+      if (raw.trim() === "") continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch (err) {
+        throw new CliError(`${option} ${path}: line ${line}: not valid JSON (${(err as Error).message})`, 2, { cause: err });
+      }
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        throw new CliError(`${option} ${path}: line ${line}: expected a JSON object, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`);
+      }
+      yield { line, value };
+    }
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    throw new CliError(`${option} ${path}: cannot read it (${(err as Error).message})`, 2, { cause: err });
+  } finally {
+    rl.close();
+  }
+}
+
+/** Reads and checks every question before any work is done. */
+export async function loadQuestions(path: string): Promise<EvalQuestion[]> {
+  checkReadableFile("--questions", path);
+  const out: EvalQuestion[] = [];
+  const where = (line: number) => `--questions ${path}: line ${line}`;
+  for await (const { line, value } of jsonLinesOf("--questions", path)) {
+    const obj = value as Record<string, unknown>;
+    const question = obj["question"];
+    if (typeof question !== "string") {
+      throw new CliError(`${where(line)}: field "question" must be a string, got ${question === undefined ? "nothing" : JSON.stringify(question)}`);
+    }
+    if (question.trim() === "") throw new CliError(`${where(line)}: field "question" is empty`);
+    const rawId = obj["id"];
+    if (rawId !== undefined && typeof rawId !== "string" && typeof rawId !== "number") {
+      throw new CliError(`${where(line)}: field "id" must be a string, got ${JSON.stringify(rawId)}`);
+    }
+    const gold = obj["gold_doc_ids"] ?? [];
+    if (!Array.isArray(gold) || gold.some((g) => typeof g !== "string")) {
+      throw new CliError(`${where(line)}: field "gold_doc_ids" must be an array of strings, got ${JSON.stringify(gold)}`);
+    }
+    out.push({ id: rawId === undefined ? `line ${line}` : String(rawId), line, question, gold: [...new Set(gold as string[])] });
+  }
+  if (out.length === 0) throw new CliError(`--questions ${path}: no questions in it`);
+  return out;
+}
+
+/** Checks every corpus line ({"id","text"} strings) up front, so bad input stops before a store is touched. */
+export async function scanCorpus(path: string): Promise<{ documents: number; ids: Set<string> }> {
+  checkReadableFile("--corpus", path);
+  const ids = new Set<string>();
+  let documents = 0;
+  for await (const { line, value } of jsonLinesOf("--corpus", path)) {
+    const obj = value as Record<string, unknown>;
+    for (const field of ["id", "text"]) {
+      if (typeof obj[field] !== "string") {
+        throw new CliError(
+          `--corpus ${path}: line ${line}: field "${field}" must be a string, got ${obj[field] === undefined ? "nothing" : JSON.stringify(obj[field])}`,
+        );
+      }
+    }
+    if ((obj["id"] as string).trim() === "") throw new CliError(`--corpus ${path}: line ${line}: field "id" is empty`);
+    documents++;
+    if ((obj["text"] as string).trim() !== "") ids.add(obj["id"] as string);
+  }
+  if (documents === 0) throw new CliError(`--corpus ${path}: no documents in it`);
+  return { documents, ids };
+}
+
+/** Ingests the corpus (unchanged documents are no-ops), with a progress bar on stderr. */
+async function ingestCorpus(store: ChunkStore, embedder: Embedder, path: string): Promise<{ written: number; unchanged: number }> {
+  const size = statSync(path).size;
+  const bar = progressBar("eval: ingest");
+  let written = 0;
+  let unchanged = 0;
+  const problems: string[] = [];
+  for await (const item of readDocuments([path], {
+    onSkip: () => {
+      // Documents with empty text: nothing to retrieve; scanCorpus left them out of the id set.
+    },
+    onError: (err) => {
+      problems.push(err.message);
+    },
+  })) {
+    const result = await store.upsertDocument(item.document, (texts) => embedder.embed(texts));
+    if (result.status === "indexed" || result.status === "replaced") written++;
+    else unchanged++;
+    bar.update(Math.round(item.bytesRead / 1024), Math.max(1, Math.round(size / 1024)), `KB, ${written + unchanged} documents`);
+  }
+  bar.done();
+  if (problems.length > 0) throw new CliError(`--corpus ${path}: ${problems.join("; ")}`);
+  return { written, unchanged };
+}
+
+interface EvalOptions {
+  corpus: string;
+  questions: string;
+  store?: string;
+  k: string;
+  mode: string;
+  embedder: string;
+  json?: boolean;
+}
+
+function runMode(store: ChunkStore, mode: EvalMode, q: EvalQuestion, vector: Float32Array | undefined, fetch: number): SearchHit[] {
+  try {
+    if (mode === "bm25") return store.searchBm25(q.question, { k: fetch });
+    if (mode === "dense") return store.searchDense(vector!, { k: fetch });
+    return store.searchHybrid(q.question, vector!, { k: fetch });
+  } catch (err) {
+    const cli = storeErrorToCli(err);
+    if (cli instanceof CliError) throw new CliError(`question "${q.id}" (line ${q.line}), ${mode}: ${cli.message}`, cli.exitCode, { cause: err });
+    throw err;
+  }
+}
+
+export function formatReport(report: RetrievalReport, ks: readonly number[]): string {
+  const head = ["mode", ...ks.map((k) => `R@${k}`), "MRR", "nDCG@10"];
+  const rows = Object.entries(report.modes).map(([mode, s]) => [
+    mode,
+    ...ks.map((k) => s.recall[String(k)]!.toFixed(4)),
+    s.mrr.toFixed(4),
+    s["ndcg@10"].toFixed(4),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  return [
+    `corpus: ${report.corpus} documents; questions: ${report.questions} (${report.evaluated} evaluated, ${report.skipped_no_gold} without gold documents skipped)`,
+    fmt(head),
+    ...rows.map(fmt),
+    "",
+  ].join("\n");
+}
+
+export function registerEvalCommand(program: Command): void {
+  const evalCmd = program.command("eval").summary("evaluate the pipeline on a benchmark (see: eval retrieval)");
+  evalCmd
+    .command("retrieval")
+    .summary("doc-level Recall@k, MRR and nDCG@10 of dense, BM25 and hybrid search on a benchmark")
+    .description(
+      [
+        "Ingests --corpus (SPEC section 5 corpus.jsonl) into --store (created when",
+        "missing; unchanged documents are not re-embedded) or, without --store, into",
+        "a temporary store that is removed afterwards. Then runs every question of",
+        `--questions through each mode, fetching ${CHUNK_FETCH_FACTOR} × max(max k, ${NDCG_K}) chunks, maps the`,
+        "chunk hits to their documents (a document counts once, at its first rank)",
+        "and scores them against gold_doc_ids (binary relevance). Averages are over",
+        "the questions with gold documents; the others (negative questions) are",
+        "counted as skipped_no_gold. Timings go to stderr. With --json, one line:",
+        "  {corpus (documents), questions, evaluated, skipped_no_gold,",
+        '   modes: {<mode>: {recall: {"<k>": x}, mrr, "ndcg@10"}}}',
+        "Bad input (a missing file, a bad JSON line, a question without",
+        '"question") exits 2.',
+      ].join("\n"),
+    )
+    .requiredOption("--corpus <file>", "corpus.jsonl: {id, title, text, source, license} per line")
+    .requiredOption("--questions <file>", "questions.jsonl: {id, question, gold_doc_ids, ...} per line")
+    .option("--store <dir>", "store to (re)use for this corpus; default: a temporary one")
+    .option("--k <list>", "doc-level cut-offs for Recall@k", "1,5,10,30")
+    .option("--mode <mode>", `${EVAL_MODES.join(" | ")} | all`, "all")
+    .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match --store's)", "use-lite")
+    .option("--json", "print the report as one JSON line")
+    .action(async (o: EvalOptions) => {
+      const ks = parseKList(o.k);
+      const modes = parseModes(o.mode);
+      const depth = Math.max(ks[ks.length - 1]!, NDCG_K);
+      const fetch = Math.min(MAX_K, CHUNK_FETCH_FACTOR * depth);
+      const questions = await loadQuestions(o.questions);
+      const corpus = await scanCorpus(o.corpus);
+      const evaluated = questions.filter((q) => q.gold.length > 0);
+      if (evaluated.length === 0) throw new CliError(`--questions ${o.questions}: no question has gold_doc_ids; nothing to score`);
+      const unknownGold = new Set(evaluated.flatMap((q) => q.gold.filter((g) => !corpus.ids.has(g))));
+      if (unknownGold.size > 0) {
+        const some = [...unknownGold].slice(0, 5).join(", ");
+        process.stderr.write(`eval: warning: ${unknownGold.size} gold document id(s) are not in the corpus (${some}${unknownGold.size > 5 ? ", ..." : ""}); they can never be retrieved\n`);
+      }
+
+      const tempDir = o.store === undefined ? mkdtempSync(join(tmpdir(), "attr-rag-eval-")) : undefined;
+      const storeDir = o.store ?? join(tempDir!, "store");
+      try {
+        const embedder = await startEmbedder(o.embedder);
+        try {
+          const store = await ChunkStore.open(storeDir, {
+            create: true,
+            embedder: { id: embedder.id, dimensions: embedder.dimensions },
+            embed: (texts) => embedder.embed(texts),
+          }).catch((err: unknown) => {
+            throw storeErrorToCli(err);
+          });
+          try {
+            const t0 = performance.now();
+            const ingested = await ingestCorpus(store, embedder, o.corpus);
+            const stats = store.stats();
+            if (stats.documents > corpus.ids.size) {
+              throw new CliError(
+                `store ${store.path} holds ${stats.documents - corpus.ids.size} document(s) that are not in ${o.corpus}; ` +
+                  "they would distort the scores — use a store made for this corpus only (or leave out --store)",
+              );
+            }
+            if (store.stats().missingVectors > 0) await store.rebuildVectors((texts) => embedder.embed(texts));
+            process.stderr.write(
+              `eval: store ${store.path}: ${stats.documents} documents, ${stats.chunks} chunks ` +
+                `(${ingested.written} embedded, ${ingested.unchanged} unchanged) in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+            );
+
+            let vectors: Float32Array[] = [];
+            if (modes.some((m) => m !== "bm25")) {
+              const t = performance.now();
+              vectors = await embedder.embed(evaluated.map((q) => q.question));
+              process.stderr.write(`eval: embedded ${evaluated.length} questions in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+            }
+            const scores: Partial<Record<EvalMode, ModeScores>> = {};
+            for (const mode of modes) {
+              const t = performance.now();
+              const items = evaluated.map((q, i) => {
+                const hits = runMode(store, mode, q, vectors[i], fetch);
+                return { ranked: dedupeRanking(hits.map((h) => h.docId)).slice(0, depth), gold: q.gold };
+              });
+              scores[mode] = scoreRankings(items, ks);
+              const ms = performance.now() - t;
+              process.stderr.write(`eval: ${mode}: ${evaluated.length} questions in ${(ms / 1000).toFixed(2)} s (${(ms / evaluated.length).toFixed(1)} ms/question)\n`);
+            }
+            const report: RetrievalReport = {
+              corpus: corpus.documents,
+              questions: questions.length,
+              evaluated: evaluated.length,
+              skipped_no_gold: questions.length - evaluated.length,
+              modes: scores,
+            };
+            process.stdout.write(o.json ? `${JSON.stringify(report)}\n` : formatReport(report, ks));
+          } finally {
+            await store.close();
+          }
+        } finally {
+          await embedder.dispose();
+        }
+      } finally {
+        if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      }
+    });
+}

@@ -1,0 +1,93 @@
+import type { Command } from "commander";
+import { ChunkStore, startIndexServer, StoreNotFoundError, type Embedder, type IndexServerHandle } from "@attr-rag/index";
+import { CliError } from "../cliError.js";
+import { startEmbedder, storeErrorToCli } from "./ingest.js";
+
+interface IndexServeOptions {
+  store: string;
+  host: string;
+  port: string;
+  embedder: string;
+  create?: boolean;
+}
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n > 65_535) throw new CliError(`--port must be an integer from 0 to 65535 (0 picks a free port), got "${value}"`);
+  return n;
+}
+
+/** Resolves with the first SIGINT/SIGTERM; a second one while shutting down exits at once. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+      const force = (again: NodeJS.Signals) => {
+        process.stderr.write(`attr-rag: ${again} again; exiting without waiting for running calls\n`);
+        process.exit(130);
+      };
+      process.once("SIGINT", force).once("SIGTERM", force);
+      resolve(signal);
+    };
+    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  });
+}
+
+/**
+ * `attr-rag index serve`: the gRPC IndexService (attr_rag.v1) over one store until SIGINT/SIGTERM, then
+ * a clean stop (running calls finish, the vector file is saved, the store is closed and unlocked).
+ * Registered under an `index` command group, created here unless the program already has one.
+ */
+export function registerIndexServeCommand(program: Command): void {
+  const group =
+    program.commands.find((c) => c.name() === "index") ??
+    program.command("index").summary("index commands (serve the store over gRPC)").description("Commands that work on one index store.");
+  group
+    .command("serve")
+    .summary("serve a store as the gRPC IndexService")
+    .description(
+      [
+        "Serves attr_rag.v1.IndexService (IngestDocuments, Search, GetChunks, DeleteDocument, GetStats) over the store",
+        "in --store with insecure credentials, prints `listening on HOST:PORT` once it accepts calls, and runs until",
+        "SIGINT or SIGTERM; it then lets running calls finish (up to 5 s), saves the vectors and closes the store.",
+        "The embedder embeds ingested documents and queries and must be the one that built the store.",
+      ].join("\n"),
+    )
+    .requiredOption("--store <dir>", "store directory (made by attr-rag ingest, or with --create)")
+    .option("--host <host>", "address to bind", "127.0.0.1")
+    .option("--port <n>", "port to bind, 0 for a free one", "50051")
+    .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match the store's)", "use-lite")
+    .option("--create", "create an empty store when --store has none")
+    .action(async (o: IndexServeOptions) => {
+      const port = parsePort(o.port);
+      if (o.host.trim() === "") throw new CliError("--host is empty");
+      const embedder: Embedder = await startEmbedder(o.embedder);
+      let server: IndexServerHandle | undefined;
+      let store: ChunkStore | undefined;
+      try {
+        store = await ChunkStore.open(o.store, {
+          create: o.create ?? false,
+          embedder: { id: embedder.id, dimensions: embedder.dimensions },
+          embed: (texts) => embedder.embed(texts),
+        }).catch((err: unknown) => {
+          if (err instanceof StoreNotFoundError) {
+            throw new CliError(`no store at ${o.store}; build one with \`attr-rag ingest --store ${o.store} FILE...\`, or add --create to serve an empty one`, 2, { cause: err });
+          }
+          throw storeErrorToCli(err);
+        });
+        server = await startIndexServer({ store, embedder, host: o.host, port }).catch((err: unknown) => {
+          throw new CliError((err as Error).message, 1, { cause: err });
+        });
+        const stopped = untilSignal();
+        process.stdout.write(`listening on ${server.address}\n`);
+        const signal = await stopped;
+        process.stderr.write(`attr-rag: ${signal}: stopping the index server\n`);
+        await server.close();
+        process.stderr.write(`attr-rag: stopped; store ${store.path} closed\n`);
+      } finally {
+        await server?.close();
+        await store?.close();
+        await embedder.dispose();
+      }
+    });
+}

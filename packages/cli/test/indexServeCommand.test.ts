@@ -1,0 +1,54 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { IndexServiceClient } from "@attr-rag/contracts";
+import { credentials } from "@grpc/grpc-js";
+
+const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "attr-rag-index-serve-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("attr-rag index serve", () => {
+  it("cli index serve - serves a new store on a free port, answers GetStats, and exits 0 on SIGTERM", async () => {
+    const child = spawn(process.execPath, [MAIN, "index", "serve", "--store", join(dir, "store"), "--create", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const address = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+        const m = /listening on (\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.on("exit", (code) => reject(new Error(`server exited ${code}: ${stderr}`)));
+    });
+    expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+    const client = new IndexServiceClient(address, credentials.createInsecure());
+    const stats = await new Promise<{ documents: number }>((resolve, reject) =>
+      client.getStats({}, (err, res) => (err ? reject(err) : resolve(res as unknown as { documents: number }))),
+    );
+    expect(stats.documents).toBe(0);
+    client.close();
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+
+  it("cli index serve - a missing store without --create and a bad port are usage errors", async () => {
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const c = spawn(process.execPath, [MAIN, "index", "serve", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+        let stderr = "";
+        c.stderr.on("data", (d) => (stderr += d));
+        c.on("exit", (code) => resolve({ code, stderr }));
+      });
+    const missing = await run(["--store", join(dir, "nope")]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--create/);
+    const port = await run(["--store", join(dir, "store"), "--port", "70000"]);
+    expect(port.code).toBe(2);
+  });
+});

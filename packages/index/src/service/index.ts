@@ -1,0 +1,7 @@
+// The gRPC IndexService (attr_rag.v1) over a ChunkStore: one handler file per RPC, one error mapping.
+export { createIndexServiceImplementation } from "./createIndexServiceImplementation.js";
+export { startIndexServer, type IndexServerHandle, type StartIndexServerOptions } from "./startIndexServer.js";
+export { DEFAULT_INDEX_SERVICE_LIMITS, resolveLimits, type IndexServiceLimits } from "./limits.js";
+export { toGrpcStatus, type GrpcStatus, type ServiceLog } from "./toGrpcStatus.js";
+export { ServiceError } from "./ServiceError.js";
+export type { QueryEmbedder } from "./context.js";

@@ -1,0 +1,72 @@
+import { RetrievalMode, type ScoredChunk, type SearchRequest, type SearchResponse } from "@attr-rag/contracts";
+import type { SearchFilters, SearchHit } from "../types.js";
+import type { ServiceContext } from "./context.js";
+import { invalidArgument } from "./ServiceError.js";
+import { chunkConverter } from "./toProtoChunk.js";
+import { unaryHandler } from "./unaryHandler.js";
+
+/** RETRIEVAL_MODE_UNSPECIFIED means DENSE (retrieval.proto), as in the paper. */
+function resolveMode(mode: RetrievalMode): RetrievalMode.RETRIEVAL_MODE_DENSE | RetrievalMode.RETRIEVAL_MODE_BM25 | RetrievalMode.RETRIEVAL_MODE_HYBRID {
+  switch (mode) {
+    case RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED:
+    case RetrievalMode.RETRIEVAL_MODE_DENSE:
+      return RetrievalMode.RETRIEVAL_MODE_DENSE;
+    case RetrievalMode.RETRIEVAL_MODE_BM25:
+    case RetrievalMode.RETRIEVAL_MODE_HYBRID:
+      return mode;
+    default:
+      throw invalidArgument(`options.mode ${String(mode)} is not a RetrievalMode; use DENSE (1), BM25 (2) or HYBRID (3)`);
+  }
+}
+
+export function validateSearchRequest(ctx: ServiceContext, request: SearchRequest) {
+  const { limits } = ctx;
+  const query = request.query;
+  if (query.trim().length === 0) throw invalidArgument("query is empty; pass the question text");
+  if (query.length > limits.maxQueryChars) {
+    throw invalidArgument(`query has ${query.length} characters, more than the limit of ${limits.maxQueryChars}; shorten it`);
+  }
+  const options = request.options;
+  const k = options?.k ?? limits.defaultK;
+  if (k < 1 || k > limits.maxK) throw invalidArgument(`options.k must be from 1 to ${limits.maxK}, got ${k}`);
+  const mode = resolveMode(options?.mode ?? RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED);
+  // In the proto an empty list does not restrict; in the store an empty list matches nothing.
+  const filters: SearchFilters = {
+    ...(options?.filter?.docIds.length ? { docIds: options.filter.docIds } : {}),
+    ...(options?.filter?.sources.length ? { sources: options.filter.sources } : {}),
+  };
+  return { query, k, mode, filters, rrfK: options?.rrfK };
+}
+
+function toScoredChunks(ctx: ServiceContext, hits: readonly SearchHit[], mode: RetrievalMode): ScoredChunk[] {
+  const toChunk = chunkConverter(ctx.store);
+  return hits.map((hit, i) => {
+    const rank = i + 1;
+    const scored: ScoredChunk = { chunk: toChunk(hit), score: hit.score, rank };
+    if (mode === RetrievalMode.RETRIEVAL_MODE_DENSE) Object.assign(scored, { denseRank: rank, denseScore: hit.score });
+    else if (mode === RetrievalMode.RETRIEVAL_MODE_BM25) Object.assign(scored, { bm25Rank: rank, bm25Score: hit.score });
+    else {
+      if (hit.ranks?.dense !== undefined) scored.denseRank = hit.ranks.dense;
+      if (hit.ranks?.bm25 !== undefined) scored.bm25Rank = hit.ranks.bm25;
+    }
+    return scored;
+  });
+}
+
+/** Search: validates, embeds the query off the event loop (dense, hybrid), ranks in the store. */
+export function searchHandler(ctx: ServiceContext) {
+  return unaryHandler<SearchRequest, SearchResponse>(ctx, "Search", async (request, signal) => {
+    const { query, k, mode, filters, rrfK } = validateSearchRequest(ctx, request);
+    const { store, embedder } = ctx;
+    if (mode === RetrievalMode.RETRIEVAL_MODE_BM25) {
+      return { chunks: toScoredChunks(ctx, store.searchBm25(query, { k, ...filters }), mode), mode, embedder: "" };
+    }
+    const [vector] = await embedder.embed([query], signal);
+    signal.throwIfAborted();
+    const hits =
+      mode === RetrievalMode.RETRIEVAL_MODE_DENSE
+        ? store.searchDense(vector!, { k, ...filters })
+        : store.searchHybrid(query, vector!, { k, ...filters, ...(rrfK !== undefined ? { rrfK } : {}) });
+    return { chunks: toScoredChunks(ctx, hits, mode), mode, embedder: embedder.id };
+  });
+}
