@@ -78,6 +78,15 @@ describe("reciprocalRankFusion", () => {
     expect(fused[2]!.ranks).toEqual([1, undefined]);
   });
 
+  it("rrf - weights scale each ranking's contribution (hand-worked)", () => {
+    const fused = reciprocalRankFusion([["a", "b"], ["b", "a"]], 60, [2, 1]);
+    expect(fused.map((h) => h.id)).toEqual(["a", "b"]);
+    expect(fused[0]!.score).toBeCloseTo(2 / 61 + 1 / 62, 15);
+    expect(fused[1]!.score).toBeCloseTo(2 / 62 + 1 / 61, 15);
+    expect(() => reciprocalRankFusion([["a"]], 60, [1, 2])).toThrow(/1 weights? for|weights for 1 rankings/);
+    expect(() => reciprocalRankFusion([["a"]], 60, [-1])).toThrow(/weights must be/);
+  });
+
   it("rrf - ties are broken by best rank, then first appearance; repeats inside one ranking count once", () => {
     const fused = reciprocalRankFusion([["x", "y"], ["y", "x"], ["z", "z"]], 10);
     expect(fused.map((h) => h.id)).toEqual(["x", "y", "z"]);

@@ -6,7 +6,7 @@ import { embedTexts } from "./ingest/embedTexts.js";
 import { validateDocument } from "./ingest/validateDocument.js";
 import { Bm25Search } from "./search/bm25Search.js";
 import { DenseSearch } from "./search/denseSearch.js";
-import { fuseHits } from "./search/fuseHits.js";
+import { DEFAULT_BM25_WEIGHT, fuseHits } from "./search/fuseHits.js";
 import { MAX_K, validateFilters, validateK, validateQueryText, validateQueryVector } from "./search/searchOptions.js";
 import { DocumentRows } from "./sqlite/documentRows.js";
 import { migrate } from "./sqlite/migrations.js";
@@ -240,7 +240,11 @@ export class ChunkStore {
     this.#assertVectorsComplete(what);
     const bm25 = this.#bm25.search(text, candidates, filters);
     const dense = this.#dense.search(this.#vectors, vector, candidates, filters);
-    return fuseHits(bm25, dense, k, rrfK);
+    const bm25Weight = options.bm25Weight ?? DEFAULT_BM25_WEIGHT;
+    if (typeof bm25Weight !== "number" || !Number.isFinite(bm25Weight) || bm25Weight < 0) {
+      throw new InvalidQueryError(`${what}: bm25Weight must be a finite number ≥ 0, got ${String(bm25Weight)}`);
+    }
+    return fuseHits(bm25, dense, k, rrfK, { bm25: bm25Weight, dense: 1 });
   }
 
   stats(): StoreStats {

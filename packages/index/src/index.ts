@@ -1,6 +1,7 @@
 // Public API of @attr-rag/index: the durable chunk store (SQLite + FTS5 BM25 + usearch vectors).
 // Siblings import only from here.
 export { ChunkStore } from "./ChunkStore.js";
+export { DEFAULT_BM25_WEIGHT } from "./search/fuseHits.js";
 export {
   DocumentNotFoundError,
   DocumentReadError,

@@ -91,6 +91,8 @@ export interface HybridSearchOptions extends SearchOptions {
   readonly rrfK?: number;
   /** Hits taken from each of BM25 and dense before fusion. Default max(k, 50). */
   readonly candidates?: number;
+  /** Weight of the BM25 ranking in the fusion (dense has weight 1). Default DEFAULT_BM25_WEIGHT. */
+  readonly bm25Weight?: number;
 }
 
 export interface SearchHit {

@@ -1,3 +1,4 @@
+import { DEFAULT_BM25_WEIGHT } from "../src/search/fuseHits.js";
 import { chunkDocument } from "@attr-rag/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChunkStore, DocumentNotFoundError, InvalidQueryError, MAX_K } from "../src/index.js";
@@ -144,8 +145,16 @@ describe("search", () => {
       const bm25Rank = bm25.indexOf(hit.chunkId) + 1 || undefined;
       const denseRank = dense.indexOf(hit.chunkId) + 1 || undefined;
       expect(hit.ranks).toEqual({ ...(bm25Rank ? { bm25: bm25Rank } : {}), ...(denseRank ? { dense: denseRank } : {}) });
+      // BM25 counts DEFAULT_BM25_WEIGHT times, dense once.
+      expect(hit.score).toBeCloseTo((bm25Rank ? DEFAULT_BM25_WEIGHT / (60 + bm25Rank) : 0) + (denseRank ? 1 / (60 + denseRank) : 0), 12);
+    }
+    const plain = store.searchHybrid(query, fakeEmbedVector(query), { k: 5, bm25Weight: 1 });
+    for (const hit of plain) {
+      const bm25Rank = bm25.indexOf(hit.chunkId) + 1 || undefined;
+      const denseRank = dense.indexOf(hit.chunkId) + 1 || undefined;
       expect(hit.score).toBeCloseTo((bm25Rank ? 1 / (60 + bm25Rank) : 0) + (denseRank ? 1 / (60 + denseRank) : 0), 12);
     }
+    expect(() => store.searchHybrid(query, fakeEmbedVector(query), { k: 5, bm25Weight: -1 })).toThrow(/bm25Weight/);
   });
 
   it("hybrid - rrfK and filters apply; a punctuation-only query falls back to the dense ranking", () => {

@@ -1,3 +1,4 @@
+import { DEFAULT_BM25_WEIGHT } from "../src/search/fuseHits.js";
 import { status } from "@grpc/grpc-js";
 import { IngestStatus, RetrievalMode, type SearchRequest } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -114,7 +115,7 @@ describe("IndexService over gRPC", () => {
     const top = res.chunks[0]!;
     expect(top.chunk!.id).toBe("a#1");
     expect(top).toMatchObject({ rank: 1, denseRank: 1, bm25Rank: 1 });
-    expect(top.score).toBeCloseTo(2 / 11, 10);
+    expect(top.score).toBeCloseTo((DEFAULT_BM25_WEIGHT + 1) / 11, 10);
   });
 
   it("Search - filters by document id and by source; empty lists do not restrict", async () => {
