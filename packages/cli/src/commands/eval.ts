@@ -7,7 +7,7 @@ import { dedupeRanking, ndcgAtK, recallAtK, reciprocalRank } from "@attr-rag/cor
 import { ChunkStore, MAX_K, readDocuments, type Embedder, type SearchHit } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
 import { progressBar } from "../progressBar.js";
-import { startEmbedder, storeErrorToCli } from "./ingest.js";
+import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
 export const EVAL_MODES = ["dense", "bm25", "hybrid"] as const;
 export type EvalMode = (typeof EVAL_MODES)[number];

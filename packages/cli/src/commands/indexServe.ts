@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ChunkStore, startIndexServer, StoreNotFoundError, type Embedder, type IndexServerHandle } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
-import { startEmbedder, storeErrorToCli } from "./ingest.js";
+import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
 interface IndexServeOptions {
   store: string;

@@ -1,19 +1,7 @@
 import type { Command } from "commander";
-import {
-  ChunkStore,
-  createEmbedder,
-  DEFAULT_MAX_FILE_BYTES,
-  EmbedderMismatchError,
-  EmbeddingError,
-  InvalidQueryError,
-  measureSources,
-  readDocuments,
-  StoreError,
-  StoreNotFoundError,
-  type Embedder,
-  type UpsertStatus,
-} from "@attr-rag/index";
+import { ChunkStore, DEFAULT_MAX_FILE_BYTES, measureSources, readDocuments, type Embedder, type UpsertStatus } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
+import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "../progressBar.js";
 
@@ -23,28 +11,6 @@ interface IngestOptions {
   maxChars?: string;
   maxFileMb?: string;
   json?: boolean;
-}
-
-/**
- * Store errors the user fixes by changing the command (wrong directory, embedder, query) exit 2; the rest
- * (a locked or damaged store, a failing embedder) exit 1. Other errors pass through unchanged.
- */
-export function storeErrorToCli(err: unknown): unknown {
-  if (err instanceof StoreNotFoundError || err instanceof EmbedderMismatchError || err instanceof InvalidQueryError) {
-    return new CliError(err.message, 2, { cause: err });
-  }
-  if (err instanceof StoreError) return new CliError(err.message, 1, { cause: err });
-  return err;
-}
-
-/** Starts the embedder a spec names; an unknown spec is a usage error. */
-export async function startEmbedder(spec: string): Promise<Embedder> {
-  try {
-    return await createEmbedder(spec);
-  } catch (err) {
-    if (err instanceof EmbeddingError) throw new CliError(`--embedder: ${err.message}`, 2, { cause: err });
-    throw err;
-  }
 }
 
 type Counts = Record<UpsertStatus | "skipped" | "failed", number>;

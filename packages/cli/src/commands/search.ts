@@ -4,7 +4,7 @@ import { CliError } from "../cliError.js";
 import { parseJsonLines, stringField } from "../jsonLines.js";
 import { positiveInt } from "../parseArgs.js";
 import { readStdin } from "../readStdin.js";
-import { startEmbedder, storeErrorToCli } from "./ingest.js";
+import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
 const MODES = ["dense", "bm25", "hybrid"] as const;
 type Mode = (typeof MODES)[number];
