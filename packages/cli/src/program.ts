@@ -6,6 +6,9 @@ import { registerIngestCommand } from "./commands/ingest.js";
 import { registerSearchCommand } from "./commands/search.js";
 import { registerEvalCommand } from "./commands/eval.js";
 import { registerIndexServeCommand } from "./commands/indexServe.js";
+import { registerAskCommand } from "./commands/ask.js";
+import { registerServeCommand } from "./commands/serve.js";
+import { registerDemoCommand } from "./commands/demo.js";
 
 export const VERSION = "0.1.0";
 
@@ -24,5 +27,8 @@ export function createProgram(): Command {
   registerSearchCommand(program);
   registerEvalCommand(program);
   registerIndexServeCommand(program);
+  registerAskCommand(program);
+  registerServeCommand(program);
+  registerDemoCommand(program);
   return program;
 }

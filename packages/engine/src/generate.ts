@@ -2,6 +2,7 @@ import type { EngineContext } from "./EngineContext.js";
 import { EngineArgumentError, EngineLimitError } from "./errors.js";
 import type { NativeContext } from "./native/addonTypes.js";
 import { decodeAnswer, type GeneratedSequence } from "./sequenceText.js";
+import { TextDeltas } from "./textDeltas.js";
 
 export interface GenerateOptions {
   /** Default 512. */
@@ -68,18 +69,8 @@ export async function* generateTokens(
   });
   job.catch(() => undefined); // observed below; avoid an unhandled rejection if the consumer leaves early
 
-  // Pieces are differences of the detokenized prefix: that is exactly how the final text is made (the
-  // tokenizer may drop a leading space or join bytes), so the streamed pieces add up to it.
-  const streamed: number[] = [];
-  let emitted = "";
-  const piece = (token: number): GeneratedPiece => {
-    streamed.push(token);
-    const text = model.detokenize(Int32Array.from(streamed));
-    if (text.endsWith("\uFFFD") || !text.startsWith(emitted)) return { token, text: "" };
-    const delta = text.slice(emitted.length);
-    emitted = text;
-    return { token, text: delta };
-  };
+  const deltas = new TextDeltas(model);
+  const piece = (token: number): GeneratedPiece => ({ token, text: deltas.push(token) });
   let yielded = 0;
   try {
     while (!settled || queue.length > 0) {

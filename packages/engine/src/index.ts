@@ -53,6 +53,7 @@ export {
 } from "./occlude.js";
 export type { GeneratedSequence } from "./sequenceText.js";
 export type { GenerateOptions, GeneratedPiece, GenerationResult } from "./generate.js";
+export { TextDeltas } from "./textDeltas.js";
 export type { ScoreOptions, ScoreResult } from "./score.js";
 export type { EmbedOptions, RerankOptions } from "./embed.js";
 export { compareSequences, type Comparison, type Divergence, type SequenceLike } from "./divergence.js";

@@ -25,6 +25,8 @@ export type { ReadDocument, ReadOptions, SkippedInput } from "./ingest/readers/t
 export { MAX_K, MAX_QUERY_CHARS } from "./search/searchOptions.js";
 export { toFtsMatch } from "./search/ftsQuery.js";
 export {
+  callSignal,
+  chunkConverter,
   createIndexServiceImplementation,
   DEFAULT_INDEX_SERVICE_LIMITS,
   ServiceError,

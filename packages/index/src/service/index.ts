@@ -5,3 +5,5 @@ export { DEFAULT_INDEX_SERVICE_LIMITS, resolveLimits, type IndexServiceLimits } 
 export { toGrpcStatus, type GrpcStatus, type ServiceLog } from "./toGrpcStatus.js";
 export { ServiceError } from "./ServiceError.js";
 export type { QueryEmbedder } from "./context.js";
+export { chunkConverter } from "./toProtoChunk.js";
+export { callSignal } from "./callSignal.js";

@@ -1,0 +1,128 @@
+import {
+  AskEvent,
+  attributionMetricToJSON,
+  selectionDecisionToJSON,
+  type AskEventOf,
+} from "@attr-rag/contracts";
+
+interface Streams {
+  out: NodeJS.WritableStream;
+  err: NodeJS.WritableStream;
+}
+
+// The core's metric names (rougeL, not ROUGE_L), as everywhere else the CLI prints them.
+const METRIC_NAMES: Record<string, string> = { COSINE: "cosine", JACCARD: "jaccard", ROUGE1: "rouge1", ROUGE2: "rouge2", ROUGE_L: "rougeL", ROUGE_LSUM: "rougeLsum", LOG_LIKELIHOOD: "loglik" };
+const metricName = (m: number) => {
+  const key = attributionMetricToJSON(m).replace("ATTRIBUTION_METRIC_", "");
+  return METRIC_NAMES[key] ?? key.toLowerCase();
+};
+
+/**
+ * Shows an Ask stream to a person: one progress line per stage on stderr, the final answer streamed to
+ * stdout, then its citations, a compact α table and why each set was kept or dropped. With `json`, every
+ * event is one JSON line on stdout instead (the proto3 JSON of AskEvent) and nothing else is printed.
+ */
+export class AskPrinter {
+  readonly events: AskEvent[] = [];
+  #answerStarted = false;
+  #initialTokens = 0;
+
+  constructor(
+    readonly json: boolean,
+    readonly streams: Streams = { out: process.stdout, err: process.stderr },
+  ) {}
+
+  onEvent = (event: AskEvent): void => {
+    this.events.push(event);
+    if (this.json) {
+      this.streams.out.write(`${JSON.stringify(AskEvent.toJSON(event))}\n`);
+      return;
+    }
+    const stage = event.stage;
+    if (stage === undefined) return;
+    const at = `${(event.elapsedMs / 1000).toFixed(1)}s`;
+    const note = (text: string): void => {
+      this.streams.err.write(`[${at}] ${text}\n`);
+    };
+    switch (stage.$case) {
+      case "retrieved":
+        return note(`retrieved ${stage.value.chunks.length} chunks`);
+      case "aligned":
+        return note(`aligned into ${stage.value.sets.length} chunk sets`);
+      case "reranked":
+        return note(`re-ranked ${stage.value.sets.length} by ${stage.value.reranker}${stage.value.fallback ? " (no cross-encoder configured)" : ""}`);
+      case "initialAnswerDelta":
+        if (this.#initialTokens++ === 0) note("generating the initial answer A_full");
+        return;
+      case "occlusionProgress":
+        if (stage.value.finished.some((f) => f.tokenCount > 0) || stage.value.done === 0) return;
+        return note(`occluded ${stage.value.done}/${stage.value.total} sets`);
+      case "attribution":
+        return note(`attributed ${stage.value.rows.length} sets with ${stage.value.metrics.length} metrics`);
+      case "selection":
+        return note(`selected: ${stage.value.summary}`);
+      case "gapFill":
+        return note(`gap fill added ${stage.value.addedChunks.length} chunks`);
+      case "finalAnswerDelta":
+        if (!this.#answerStarted) {
+          this.#answerStarted = true;
+          this.streams.out.write("Answer:\n");
+        }
+        this.streams.out.write(stage.value.text);
+        return;
+      case "finalAnswer":
+        if (this.#answerStarted) this.streams.out.write("\n");
+        return this.#printFinal(stage.value);
+      case "done":
+        return this.#printDone(stage.value);
+    }
+  };
+
+  #printFinal(final: AskEventOf<"finalAnswer">): void {
+    const out = this.streams.out;
+    if (!this.#answerStarted) out.write(`Answer:\n${final.text}\n`);
+    out.write("\nCitations:\n");
+    if (final.citations.length === 0) out.write("  (none: no sentence cited a passage or was close enough to one)\n");
+    for (const c of final.citations) {
+      out.write(`  "${clip(final.text.slice(c.start, c.end), 60)}" → ${c.chunkIds.join(", ")}${c.score !== undefined ? ` (cosine ${c.score.toFixed(2)})` : " (marker)"}\n`);
+    }
+    out.write(`Context: ${final.contextChunkIds.join(", ")}\n`);
+    const attribution = this.#last("attribution");
+    const selection = this.#last("selection");
+    if (attribution !== undefined && selection !== undefined) {
+      const metrics = attribution.metrics.map(metricName);
+      const idWidth = Math.max(8, ...attribution.rows.map((r) => r.setId.length));
+      out.write(`\nAttribution (α = 1 − similarity of A_full and the answer without the set):\n`);
+      out.write(`  ${"set".padEnd(idWidth)} ${metrics.map((m) => m.slice(0, 9).padStart(9)).join(" ")}  decision\n`);
+      for (const row of attribution.rows) {
+        const decision = selection.sets.find((s) => s.setId === row.setId);
+        const kept = decision !== undefined && selectionDecisionToJSON(decision.decision) === "SELECTION_DECISION_KEPT";
+        out.write(`  ${row.setId.padEnd(idWidth)} ${row.scores.map((s) => s.alpha.toFixed(3).padStart(9)).join(" ")}  ${kept ? "KEPT" : "    "} ${decision?.reasonText ?? ""}\n`);
+      }
+    }
+  }
+
+  #printDone(done: AskEventOf<"done">): void {
+    const out = this.streams.out;
+    for (const w of done.warnings) out.write(`warning: ${w}\n`);
+    const c = done.counters;
+    out.write(
+      `\nDone in ${((done.timings?.totalMs ?? 0) / 1000).toFixed(1)} s` +
+        (c ? ` (engine: ${c.tokensEvaluated} tokens evaluated, ${c.tokensReused} reused, ${c.decodeSteps} decode steps)` : "") +
+        "\n",
+    );
+  }
+
+  #last<C extends "attribution" | "selection">(which: C): AskEventOf<C> | undefined {
+    for (let i = this.events.length - 1; i >= 0; i--) {
+      const stage = this.events[i]!.stage;
+      if (stage?.$case === which) return stage.value as never;
+    }
+    return undefined;
+  }
+}
+
+function clip(text: string, n: number): string {
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length <= n ? flat : `${flat.slice(0, n - 1)}…`;
+}

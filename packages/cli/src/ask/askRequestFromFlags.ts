@@ -1,0 +1,87 @@
+import {
+  AskRequest,
+  AttributionMetric,
+  Baseline,
+  EngineStrategy,
+  RetrievalMode,
+} from "@attr-rag/contracts";
+import { CliError } from "../cliError.js";
+import { positiveInt } from "../parseArgs.js";
+
+export interface AskFlags {
+  k?: string;
+  mode?: string;
+  maxTokens?: string;
+  strategy?: string;
+  baseline?: string;
+  metrics?: string;
+  tau?: string;
+  minVotes?: string;
+  epsilon?: string;
+  maxSets?: string;
+  maxGap?: string;
+  includeOccluded?: boolean;
+  requestId?: string;
+}
+
+const MODES: Record<string, RetrievalMode> = { dense: RetrievalMode.RETRIEVAL_MODE_DENSE, bm25: RetrievalMode.RETRIEVAL_MODE_BM25, hybrid: RetrievalMode.RETRIEVAL_MODE_HYBRID };
+const STRATEGIES: Record<string, EngineStrategy> = {
+  naive: EngineStrategy.ENGINE_STRATEGY_NAIVE,
+  "prefix-shared": EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED,
+  speculative: EngineStrategy.ENGINE_STRATEGY_SPECULATIVE,
+};
+const METRICS: Record<string, AttributionMetric> = {
+  cosine: AttributionMetric.ATTRIBUTION_METRIC_COSINE,
+  jaccard: AttributionMetric.ATTRIBUTION_METRIC_JACCARD,
+  rouge1: AttributionMetric.ATTRIBUTION_METRIC_ROUGE1,
+  rouge2: AttributionMetric.ATTRIBUTION_METRIC_ROUGE2,
+  rougeL: AttributionMetric.ATTRIBUTION_METRIC_ROUGE_L,
+  rougeLsum: AttributionMetric.ATTRIBUTION_METRIC_ROUGE_LSUM,
+};
+
+function pick<T>(table: Record<string, T>, flag: string, value: string): T {
+  const hit = table[value];
+  if (hit === undefined) throw new CliError(`${flag} must be one of ${Object.keys(table).join(", ")}, got "${value}"`);
+  return hit;
+}
+
+function nonNegative(flag: string, value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new CliError(`${flag} must be a number ≥ 0, got "${value}"`);
+  return n;
+}
+
+/** `topk:10` / `rerank:10` / `topk` / `none` → the request's baseline. */
+export function parseBaseline(value: string): { baseline: Baseline; k?: number } {
+  const m = /^(none|topk|rerank)(?::(\S+))?$/.exec(value.trim());
+  if (m === null) throw new CliError(`--baseline must be none, topk[:K] or rerank[:K] (e.g. topk:10), got "${value}"`);
+  const baseline = m[1] === "topk" ? Baseline.BASELINE_TOPK : m[1] === "rerank" ? Baseline.BASELINE_RERANK : Baseline.BASELINE_NONE;
+  return { baseline, ...(m[2] !== undefined ? { k: positiveInt("--baseline K", m[2]) } : {}) };
+}
+
+/** The AskRequest `attr-rag ask` sends (embedded or remote): unset flags leave the server's defaults. */
+export function askRequestFromFlags(question: string, f: AskFlags): AskRequest {
+  if (question.trim() === "") throw new CliError("the question is empty");
+  return AskRequest.fromPartial({
+    question,
+    retrieval: {
+      ...(f.k !== undefined ? { k: positiveInt("--k", f.k) } : {}),
+      mode: f.mode !== undefined ? pick(MODES, "--mode", f.mode) : RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED,
+    },
+    generation: {
+      ...(f.maxTokens !== undefined ? { maxTokens: positiveInt("--max-tokens", f.maxTokens) } : {}),
+      strategy: f.strategy !== undefined ? pick(STRATEGIES, "--strategy", f.strategy) : EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED,
+    },
+    selection: {
+      metrics: f.metrics !== undefined ? f.metrics.split(",").map((m) => pick(METRICS, "--metrics", m.trim())) : [],
+      ...(f.tau !== undefined ? { tau: nonNegative("--tau", f.tau) } : {}),
+      ...(f.minVotes !== undefined ? { minVotes: positiveInt("--min-votes", f.minVotes) } : {}),
+      ...(f.epsilon !== undefined ? { epsilon: nonNegative("--epsilon", f.epsilon) } : {}),
+      ...(f.maxSets !== undefined ? { maxSets: positiveInt("--max-sets", f.maxSets) } : {}),
+      ...(f.maxGap !== undefined ? { maxGap: Math.trunc(nonNegative("--max-gap", f.maxGap)) } : {}),
+    },
+    ...(f.baseline !== undefined ? { baseline: parseBaseline(f.baseline) } : {}),
+    includeOccludedAnswers: f.includeOccluded ?? false,
+    ...(f.requestId !== undefined ? { requestId: f.requestId } : {}),
+  });
+}

@@ -1,0 +1,40 @@
+import { readFileSync } from "node:fs";
+import { credentials, Metadata, type ChannelCredentials } from "@grpc/grpc-js";
+import { AttrRagServiceClient, type AskEvent, type AskRequest } from "@attr-rag/contracts";
+import { CliError } from "../cliError.js";
+import { remoteErrorToCli } from "../gatewayCli.js";
+
+export interface RemoteOptions {
+  address: string;
+  token?: string;
+  /** PEM root certificate: connect with TLS. */
+  tlsCa?: string;
+  /** Seconds; the server stops the work when it passes. */
+  timeout?: number;
+}
+
+/** Streams an Ask from a gateway; resolves when the stream ends, rejects with the server's status as a CliError. */
+export function remoteAsk(options: RemoteOptions, request: AskRequest, onEvent: (e: AskEvent) => void, signal: AbortSignal): Promise<void> {
+  let creds: ChannelCredentials;
+  try {
+    creds = options.tlsCa !== undefined ? credentials.createSsl(readFileSync(options.tlsCa)) : credentials.createInsecure();
+  } catch (err) {
+    throw new CliError(`--tls-ca: cannot read ${options.tlsCa}: ${(err as Error).message}`, 2, { cause: err });
+  }
+  const client = new AttrRagServiceClient(options.address, creds);
+  const metadata = new Metadata();
+  if (options.token !== undefined) metadata.set("authorization", `Bearer ${options.token}`);
+  const call = client.ask(request, metadata, options.timeout !== undefined ? { deadline: Date.now() + options.timeout * 1000 } : {});
+  const onAbort = () => call.cancel();
+  signal.addEventListener("abort", onAbort, { once: true });
+  return new Promise<void>((resolve, reject) => {
+    call.on("data", (r: { event?: AskEvent }) => {
+      if (r.event !== undefined) onEvent(r.event);
+    });
+    call.on("error", (err: { code?: number; details?: string; message?: string }) => reject(signal.aborted ? signal.reason : remoteErrorToCli(err)));
+    call.on("end", () => resolve());
+  }).finally(() => {
+    signal.removeEventListener("abort", onAbort);
+    client.close();
+  });
+}

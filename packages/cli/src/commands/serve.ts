@@ -1,0 +1,52 @@
+import type { Command } from "commander";
+import { CONFIG_KEYS, Runtime, startGatewayServer, type GatewayServerHandle } from "@attr-rag/gateway";
+import { CliError } from "../cliError.js";
+import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
+import { parsePort, untilSignal } from "../serverCli.js";
+
+const ALL_KEYS = Object.keys(CONFIG_KEYS) as ConfigKey[];
+
+/** `attr-rag serve`: the gateway (AttrRagService, IndexService, health, reflection) until SIGINT/SIGTERM. */
+export function registerServeCommand(program: Command): void {
+  const command = program
+    .command("serve")
+    .summary("serve the Attr-RAG pipeline over gRPC")
+    .description(
+      [
+        "Serves attr_rag.v1.AttrRagService (Ask, Attribute), attr_rag.v1.IndexService over the same store,",
+        "grpc.health.v1.Health and server reflection on one port. Prints `listening on HOST:PORT` once it accepts",
+        "calls; on SIGINT/SIGTERM it reports NOT_SERVING, lets running calls finish (up to 5 s) and closes everything.",
+        "Every setting can also come from --config FILE or ATTR_RAG_* environment variables (see the README).",
+      ].join("\n"),
+    )
+    .option("--host <host>", "address to bind", "127.0.0.1")
+    .option("--port <n>", "port to bind, 0 for a free one", "50051");
+  addConfigOptions(command, ALL_KEYS).action(async (o: Record<string, unknown> & { host: string; port: string }) => {
+    const port = parsePort(o.port);
+    if (o.host.trim() === "") throw new CliError("--host is empty");
+    const config = configFromOptions(o, ALL_KEYS);
+    const runtime = await Runtime.open(config, (line) => process.stderr.write(`attr-rag: ${line}\n`)).catch((err: unknown) => {
+      throw gatewayErrorToCli(err);
+    });
+    let server: GatewayServerHandle | undefined;
+    try {
+      server = await startGatewayServer({ runtime, host: o.host, port }).catch((err: unknown) => {
+        throw new CliError((err as Error).message, 1, { cause: err });
+      });
+      const stopped = untilSignal();
+      process.stderr.write(
+        `attr-rag: serving ${config.store} with ${config.model}` +
+          `${server.tls ? " over TLS" : ""}${config.authToken !== undefined ? " (bearer token required)" : ""}; ` +
+          `at most ${config.maxConcurrentAsks} asks at once, ${config.maxQueuedAsks} queued\n`,
+      );
+      process.stdout.write(`listening on ${server.address}\n`);
+      const signal = await stopped;
+      process.stderr.write(`attr-rag: ${signal}: stopping the gateway\n`);
+      await server.close();
+      process.stderr.write("attr-rag: stopped\n");
+    } finally {
+      if (server !== undefined) await server.close();
+      else await runtime.dispose();
+    }
+  });
+}

@@ -1,0 +1,116 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { credentials } from "@grpc/grpc-js";
+import { AskEvent, AskRequest, AttrRagServiceClient, type AttributionTable, type SelectionExplanation } from "@attr-rag/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_CORPUS, runCli, startServer, STORIES_MODEL } from "./helpers/runCli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "attr-rag-ask-"));
+const store = join(dir, "store");
+const QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
+// Small engine settings so each ask takes seconds; the same for the server and the embedded CLI.
+const ENGINE = ["--model", STORIES_MODEL, "--context-size", "16384", "--sequences", "4"];
+const REQUEST = ["--k", "6", "--max-tokens", "24"];
+
+beforeAll(async () => {
+  const ingest = await runCli(["ingest", "--store", store, DEMO_CORPUS]);
+  expect(ingest.code, ingest.stderr).toBe(0);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function attributionAndSelection(events: readonly AskEvent[]): { attribution: AttributionTable; selection: SelectionExplanation } {
+  const find = (c: string) => events.find((e) => e.stage?.$case === c)?.stage?.value;
+  return { attribution: find("attribution") as AttributionTable, selection: find("selection") as SelectionExplanation };
+}
+
+describe("attr-rag ask and serve", () => {
+  it("cli ask - the same query through the gRPC Ask and `attr-rag ask --json` selects the same sets", async () => {
+    const server = await startServer(["serve", "--store", store, ...ENGINE, "--port", "0"]);
+    const client = new AttrRagServiceClient(server.address, credentials.createInsecure());
+    const viaGrpc: AskEvent[] = await new Promise((resolve, reject) => {
+      const events: AskEvent[] = [];
+      const call = client.ask(AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 6, mode: 0 }, generation: { maxTokens: 24, strategy: 0 } }));
+      call.on("data", (r: { event: AskEvent }) => events.push(r.event));
+      call.on("error", reject);
+      call.on("end", () => resolve(events));
+    });
+    client.close();
+    const remote = await runCli(["ask", QUESTION, "--server", server.address, ...REQUEST]);
+    expect(await server.stop()).toBe(0);
+    expect(remote.code, remote.stderr).toBe(0);
+    expect(remote.stdout).toMatch(/^Answer:\n/);
+    expect(remote.stdout).toMatch(/Attribution \(α = 1 − similarity/);
+
+    const embedded = await runCli(["ask", QUESTION, "--json", "--store", store, ...ENGINE, ...REQUEST]);
+    expect(embedded.code, embedded.stderr).toBe(0);
+    const viaCli = embedded.stdout.trim().split("\n").map((line) => AskEvent.fromJSON(JSON.parse(line)));
+    expect(viaCli.at(-1)?.stage?.$case).toBe("done");
+
+    const a = attributionAndSelection(viaGrpc);
+    const b = attributionAndSelection(viaCli);
+    expect(b.selection.selectedSetIds).toEqual(a.selection.selectedSetIds);
+    expect(b.selection.selectedSetIds.length).toBeGreaterThan(0);
+    expect(b.attribution.rows.map((r) => r.setId)).toEqual(a.attribution.rows.map((r) => r.setId));
+    b.attribution.rows.forEach((row, i) => row.scores.forEach((s, k) => expect(s.alpha).toBeCloseTo(a.attribution.rows[i]!.scores[k]!.alpha, 9)));
+  });
+
+  it("cli ask - a baseline run answers from the top-k chunks and --report writes a self-contained HTML report", async () => {
+    const report = join(dir, "report.html");
+    const run = await runCli(["ask", QUESTION, "--baseline", "topk:3", "--report", report, "--store", store, ...ENGINE, ...REQUEST]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Answer:\n/);
+    expect(run.stdout).not.toMatch(/Attribution \(/);
+    expect(run.stdout).toMatch(/Context: \S+#\d+, \S+#\d+, \S+#\d+\n/);
+    const html = readFileSync(report, "utf8");
+    expect(html.startsWith("<!DOCTYPE html>")).toBe(true);
+    expect(html).toMatch(/baseline run: no attribution/i);
+    expect(html).not.toMatch(/<script/i);
+  });
+
+  it("cli ask - bad input is a usage error (exit 2) that says what to change", async () => {
+    const cases: [string[], RegExp][] = [
+      [["ask", QUESTION, "--store", store, "--model", join(dir, "missing.gguf")], /missing\.gguf/],
+      [["ask", QUESTION, "--store", join(dir, "no-store"), ...ENGINE], /no-store/],
+      [["ask", QUESTION, "--store", store], /no model configured: pass --model, set ATTR_RAG_MODEL/],
+      [["ask", "   ", "--store", store, ...ENGINE], /question is empty/],
+      [["ask", QUESTION, "--baseline", "best:3", "--store", store, ...ENGINE], /--baseline must be none, topk\[:K\] or rerank\[:K\]/],
+      [["ask", QUESTION, "--k", "0", "--store", store, ...ENGINE], /--k must be a positive integer/],
+      [["ask", QUESTION, "--k", "1000000", "--store", store, ...ENGINE], /retrieval\.k must be 1\.\.200/],
+      [["ask", QUESTION, "--mode", "fuzzy", "--store", store, ...ENGINE], /--mode must be one of dense, bm25, hybrid/],
+      [["ask", QUESTION, "--sequences", "1", "--store", store, ...ENGINE.slice(0, 2)], /sequences must be an integer in 2\.\.256/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCli(args);
+      expect(run.stderr, args.join(" ")).toMatch(message);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.stderr).not.toMatch(/unexpected error|at .*\.js:\d+/);
+    }
+  });
+
+  it("cli serve - an unknown model path or a missing store exits 2 before listening", async () => {
+    const noModel = await runCli(["serve", "--store", store, "--model", join(dir, "nope.gguf"), "--port", "0"]);
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toMatch(/nope\.gguf/);
+    expect(noModel.stdout).not.toMatch(/listening/);
+    const noStore = await runCli(["serve", "--store", join(dir, "nothing"), ...ENGINE, "--port", "0"]);
+    expect(noStore.code).toBe(2);
+    const badTls = await runCli(["serve", "--store", store, ...ENGINE, "--tls-cert", join(dir, "c.pem")]);
+    expect(badTls.code).toBe(2);
+    expect(badTls.stderr).toMatch(/both tlsCert and tlsKey/);
+  });
+
+  it("cli demo - ingests the demo corpus and answers the demo question end to end", async () => {
+    const demoStore = join(dir, "demo-store");
+    const report = join(dir, "demo.html");
+    const run = await runCli(["demo", "--store", demoStore, "--report", report, "--max-tokens", "24"], { ATTR_RAG_MODEL: STORIES_MODEL });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/demo: 32 documents/);
+    expect(run.stderr).toMatch(/selected: kept \d+ of \d+ sets/);
+    expect(run.stdout).toMatch(/^Answer:\n/);
+    expect(existsSync(report)).toBe(true);
+    const again = await runCli(["demo", "--store", demoStore, "--report", report, "--max-tokens", "8"], { ATTR_RAG_MODEL: STORIES_MODEL });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/\(0 chunks embedded now\)/);
+  });
+});

@@ -1,0 +1,56 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+export const DEMO_CORPUS = join(REPO_ROOT, "examples/demo-corpus/corpus.jsonl");
+export const STORIES_MODEL = join(process.env.ATTR_RAG_SHARED_DIR ?? join(REPO_ROOT, "../shared"), "models/stories260K.gguf");
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `attr-rag ARGS` to completion (ATTR_RAG_* config variables cleared so only ARGS count). */
+export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...cleanEnv(), ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts a long-running command that prints `listening on HOST:PORT`; resolves with the address. */
+export function startServer(args: readonly string[]): Promise<{ child: ChildProcess; address: string; stop(): Promise<number | null> }> {
+  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() });
+  let stderr = "";
+  child.stderr!.on("data", (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const m = /listening on (\S+)/.exec(out);
+      if (m) {
+        resolve({
+          child,
+          address: m[1]!,
+          stop: () => {
+            child.kill("SIGTERM");
+            return exited;
+          },
+        });
+      }
+    });
+    void exited.then((code) => reject(new Error(`server exited ${code}: ${stderr}`)));
+  });
+}
+
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ATTR_RAG_") || k === "ATTR_RAG_SHARED_DIR"));
+}

@@ -1,0 +1,30 @@
+import type { Model } from "./Model.js";
+
+/**
+ * Turns a stream of generated tokens into text deltas. Deltas are differences of the detokenized prefix:
+ * that is exactly how the final text is made (the tokenizer may drop a leading space or join bytes), so
+ * they add up to it. A token that ends inside a multi-byte character adds "" until the character is whole.
+ */
+export class TextDeltas {
+  readonly #model: Model;
+  readonly #tokens: number[] = [];
+  #emitted = "";
+
+  constructor(model: Model) {
+    this.#model = model;
+  }
+
+  /** The text the token adds (possibly ""). */
+  push(token: number): string {
+    this.#tokens.push(token);
+    const text = this.#model.detokenize(Int32Array.from(this.#tokens));
+    if (text.endsWith("\uFFFD") || !text.startsWith(this.#emitted)) return "";
+    const delta = text.slice(this.#emitted.length);
+    this.#emitted = text;
+    return delta;
+  }
+
+  get tokenCount(): number {
+    return this.#tokens.length;
+  }
+}

@@ -1,0 +1,82 @@
+import type { AttributionMetric } from "@attr-rag/core";
+
+export type RetrievalModeName = "dense" | "bm25" | "hybrid";
+export type StrategyName = "naive" | "prefix-shared" | "speculative";
+
+/**
+ * Everything the pipeline and the server can be configured with. Each field has a default (DEFAULT_CONFIG);
+ * a config file, ATTR_RAG_* environment variables and command-line flags override it in that order.
+ */
+export interface GatewayConfig {
+  /** Chunk store directory (made by `attr-rag ingest`). */
+  store: string;
+  /** Generator GGUF. */
+  model: string;
+  /** Query/fallback-rerank embedder; must be the store's. "use-lite" or "gguf:PATH". */
+  embedder: string;
+  /** Optional GGUF cross-encoder (rank pooling). Without it sets are re-ranked by bi-encoder cosine. */
+  reranker?: string;
+  /** Retrieved chunks per question. */
+  k: number;
+  retrievalMode: RetrievalModeName;
+  /** Attribution metrics (SPEC's six by default). */
+  metrics: AttributionMetric[];
+  tau: number;
+  minVotes: number;
+  epsilon: number;
+  maxSets?: number;
+  maxGap: number;
+  /** Max new tokens per answer (A_full, every A_-j and the final answer). */
+  maxTokens: number;
+  strategy: StrategyName;
+  /** CPU threads for the engine; 0 = all. */
+  threads: number;
+  /** Layers offloaded to a GPU backend when one is loaded; 0 = CPU, -1 = all. */
+  gpuLayers: number;
+  /** KV cells of the generator context, shared by its parallel sequences. */
+  contextSize: number;
+  /** Parallel sequences of the generator context (occluded answers decoded together). */
+  sequences: number;
+  /** Tokens per llama_decode call. */
+  batchSize: number;
+  // Server limits.
+  maxQuestionChars: number;
+  maxK: number;
+  maxMaxTokens: number;
+  /** Asks running at once (they share one engine context, so more mainly interleaves retrieval). */
+  maxConcurrentAsks: number;
+  /** Asks waiting for a slot; beyond this, RESOURCE_EXHAUSTED. */
+  maxQueuedAsks: number;
+  /** Max context sets in an Attribute request. */
+  maxAttributeSets: number;
+  /** Bearer token required in the `authorization` metadata of every AttrRagService/IndexService call. */
+  authToken?: string;
+  /** PEM certificate chain and key: serve TLS instead of plaintext. */
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
+  embedder: "use-lite",
+  k: 30,
+  // BM25-weighted hybrid: on the public chemistry sets it beats dense (USE-lite is weak on chemistry text).
+  retrievalMode: "hybrid",
+  metrics: ["cosine", "jaccard", "rouge1", "rouge2", "rougeL", "rougeLsum"],
+  tau: 0.05,
+  minVotes: 3,
+  epsilon: 0.01,
+  maxGap: 2,
+  maxTokens: 512,
+  strategy: "speculative",
+  threads: 0,
+  gpuLayers: 0,
+  contextSize: 32_768,
+  sequences: 4,
+  batchSize: 512,
+  maxQuestionChars: 4_000,
+  maxK: 200,
+  maxMaxTokens: 4_096,
+  maxConcurrentAsks: 1,
+  maxQueuedAsks: 8,
+  maxAttributeSets: 64,
+};

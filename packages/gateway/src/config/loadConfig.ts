@@ -1,0 +1,132 @@
+import { readFileSync } from "node:fs";
+import { ATTRIBUTION_METRICS, isAttributionMetric } from "@attr-rag/core";
+import { ConfigError } from "./ConfigError.js";
+import { DEFAULT_CONFIG, type GatewayConfig } from "./gatewayConfig.js";
+
+type Kind = { help: string } & (
+  | { type: "string" }
+  | { type: "int"; min: number; max?: number }
+  | { type: "number"; min: number; max?: number }
+  | { type: "enum"; values: readonly string[] }
+  | { type: "metrics" }
+);
+
+/** Every configurable key, its kind and range: the single source for file, env and flag parsing. */
+export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
+  store: { type: "string", help: "chunk store directory (made by attr-rag ingest)" },
+  model: { type: "string", help: "generator GGUF file" },
+  embedder: { type: "string", help: "query embedder, must be the store's: use-lite | gguf:PATH" },
+  reranker: { type: "string", help: "GGUF cross-encoder for re-ranking; unset = bi-encoder fallback" },
+  k: { type: "int", min: 1, max: 10_000, help: "chunks retrieved per question" },
+  retrievalMode: { type: "enum", values: ["dense", "bm25", "hybrid"], help: "dense | bm25 | hybrid" },
+  metrics: { type: "metrics", help: "attribution metrics, comma-separated" },
+  tau: { type: "number", min: 0, help: "elbow threshold: a metric's largest α drop must exceed it" },
+  minVotes: { type: "int", min: 1, help: "metrics that must select a set to keep it" },
+  epsilon: { type: "number", min: 0, help: "below this α everywhere, the context was ignored" },
+  maxSets: { type: "int", min: 1, help: "keep at most this many sets" },
+  maxGap: { type: "int", min: 0, help: "fill gaps of at most this many chunks between selected chunks" },
+  maxTokens: { type: "int", min: 1, help: "max new tokens per answer" },
+  strategy: { type: "enum", values: ["naive", "prefix-shared", "speculative"], help: "occlusion engine: naive | prefix-shared | speculative" },
+  threads: { type: "int", min: 0, max: 1024, help: "engine CPU threads, 0 = all" },
+  gpuLayers: { type: "int", min: -1, help: "layers offloaded to a GPU backend, -1 = all" },
+  contextSize: { type: "int", min: 256, help: "generator KV cells, shared by its parallel sequences" },
+  sequences: { type: "int", min: 2, max: 256, help: "parallel sequences of the generator (each gets contextSize/sequences cells)" },
+  batchSize: { type: "int", min: 32, help: "tokens per llama_decode call" },
+  maxQuestionChars: { type: "int", min: 1, help: "server limit: question length" },
+  maxK: { type: "int", min: 1, max: 10_000, help: "server limit: retrieval k and baseline k" },
+  maxMaxTokens: { type: "int", min: 1, help: "server limit: max_tokens of a request" },
+  maxConcurrentAsks: { type: "int", min: 1, help: "asks (and attributes) running at once" },
+  maxQueuedAsks: { type: "int", min: 0, help: "asks waiting for a slot; more get RESOURCE_EXHAUSTED" },
+  maxAttributeSets: { type: "int", min: 1, help: "server limit: context sets in one Attribute call" },
+  authToken: { type: "string", help: "require `authorization: Bearer TOKEN` on AttrRagService and IndexService calls" },
+  tlsCert: { type: "string", help: "PEM certificate chain: serve TLS (with tlsKey)" },
+  tlsKey: { type: "string", help: "PEM private key for tlsCert" },
+};
+
+/** `maxTokens` → `ATTR_RAG_MAX_TOKENS`. */
+export function envName(key: string): string {
+  return "ATTR_RAG_" + key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+}
+
+export interface ConfigSources {
+  /** JSON file with any subset of the keys. */
+  file?: string;
+  /** Usually process.env; ATTR_RAG_<KEY> variables. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Command-line values (strings as typed, or already typed values); undefined entries are ignored. */
+  overrides?: Readonly<Record<string, unknown>>;
+}
+
+/** Defaults ← file ← env ← overrides, every value checked; `store` and `model` must end up set. */
+export function loadConfig(sources: ConfigSources): GatewayConfig {
+  const merged: Record<string, unknown> = { ...DEFAULT_CONFIG };
+  if (sources.file !== undefined) {
+    for (const [key, value] of Object.entries(readConfigFile(sources.file))) merged[key] = parseValue(key, value, `config file ${sources.file}`);
+  }
+  for (const key of Object.keys(CONFIG_KEYS)) {
+    const value = sources.env?.[envName(key)];
+    if (value !== undefined && value !== "") merged[key] = parseValue(key, value, `environment variable ${envName(key)}`);
+  }
+  for (const [key, value] of Object.entries(sources.overrides ?? {})) {
+    if (value !== undefined) merged[key] = parseValue(key, value, `option --${flagName(key)}`);
+  }
+  for (const key of ["store", "model"] as const) {
+    if (typeof merged[key] !== "string" || merged[key] === "") {
+      throw new ConfigError(`no ${key} configured: pass --${key}, set ${envName(key)}, or put "${key}" in the config file`);
+    }
+  }
+  if ((merged.tlsCert === undefined) !== (merged.tlsKey === undefined)) throw new ConfigError("TLS needs both tlsCert and tlsKey (PEM files)");
+  return merged as unknown as GatewayConfig;
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+  return parsed as Record<string, unknown>;
+}
+
+function parseValue(key: string, value: unknown, where: string): unknown {
+  const kind = CONFIG_KEYS[key as keyof GatewayConfig];
+  if (kind === undefined) throw new ConfigError(`${where}: unknown setting "${key}"; known: ${Object.keys(CONFIG_KEYS).join(", ")}`);
+  const bad = (what: string) => new ConfigError(`${where}: ${key} must be ${what}, got ${JSON.stringify(value)}`);
+  switch (kind.type) {
+    case "string":
+      if (typeof value !== "string" || value.trim() === "") throw bad("a non-empty string");
+      return value;
+    case "enum":
+      if (typeof value !== "string" || !kind.values.includes(value)) throw bad(`one of ${kind.values.join(", ")}`);
+      return value;
+    case "metrics": {
+      const list = Array.isArray(value) ? value : typeof value === "string" ? value.split(",").map((s) => s.trim()) : undefined;
+      if (list === undefined || list.length === 0 || !list.every((m) => typeof m === "string" && isAttributionMetric(m))) {
+        throw bad(`a non-empty list of ${ATTRIBUTION_METRICS.join(", ")}`);
+      }
+      return [...new Set(list)];
+    }
+    case "int":
+    case "number": {
+      const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
+      const range = `${kind.min}${kind.max === undefined ? " or more" : `..${kind.max}`}`;
+      if (!Number.isFinite(n) || (kind.type === "int" && !Number.isInteger(n)) || n < kind.min || (kind.max !== undefined && n > kind.max)) {
+        throw bad(`${kind.type === "int" ? "an integer" : "a number"} in ${range}`);
+      }
+      return n;
+    }
+  }
+}
+
+/** `maxTokens` → `max-tokens` (the command-line flag). */
+export function flagName(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}

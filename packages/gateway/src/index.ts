@@ -1,0 +1,14 @@
+// Public API of @attr-rag/gateway: the Attr-RAG pipeline (one code path for the gRPC service and the CLI)
+// and its gRPC server. Siblings import only from here.
+export { ConfigError } from "./config/ConfigError.js";
+export { DEFAULT_CONFIG, type GatewayConfig, type RetrievalModeName, type StrategyName } from "./config/gatewayConfig.js";
+export { CONFIG_KEYS, envName, flagName, loadConfig, type ConfigSources } from "./config/loadConfig.js";
+export { Runtime, type Reranker } from "./runtime/Runtime.js";
+export { runAsk } from "./pipeline/runAsk.js";
+export { runAttribute } from "./pipeline/runAttribute.js";
+export type { AskEventListener } from "./pipeline/eventSink.js";
+export { FALLBACK_RERANKER } from "./pipeline/rerank.js";
+export { answerSentences, MIN_CITATION_SIMILARITY } from "./pipeline/citations.js";
+export { startGatewayServer, type GatewayServerHandle, type StartGatewayServerOptions } from "./server/startGatewayServer.js";
+export { Admission } from "./server/admission.js";
+export { renderReport, type ReportInput } from "./report/renderReport.js";

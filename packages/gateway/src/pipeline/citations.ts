@@ -1,0 +1,88 @@
+import { CitationKind, type Citation } from "@attr-rag/contracts";
+import { cosineSimilarity } from "@attr-rag/core";
+import type { Embedder } from "@attr-rag/index";
+
+/** A block of the final prompt: its label is `[index + 1]`; its chunks are what a citation of it names. */
+export interface AnswerBlock {
+  readonly text: string;
+  readonly chunkIds: readonly string[];
+  /** Per-chunk texts, aligned with chunkIds (similarity citations pick the best chunk). */
+  readonly chunkTexts: readonly string[];
+}
+
+/** Similarity citations below this cosine are not made: the sentence is left uncited. */
+export const MIN_CITATION_SIMILARITY = 0.35;
+const MAX_SENTENCES = 64;
+
+interface Span {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * Sentences (or lines) of the answer with UTF-16 offsets, whitespace trimmed off their ends. A sentence
+ * ends at a newline or at a run of . ! ? followed by whitespace or the end ("2.5 g" does not end one).
+ */
+export function answerSentences(text: string): Span[] {
+  const spans: Span[] = [];
+  let start = 0;
+  const close = (end: number) => {
+    const raw = text.slice(start, end);
+    const body = raw.trim();
+    if (body !== "") {
+      const at = start + (raw.length - raw.trimStart().length);
+      spans.push({ start: at, end: at + body.length, text: body });
+    }
+    start = end;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === "\n") close(i + 1);
+    else if (".!?".includes(ch)) {
+      let j = i;
+      while (j + 1 < text.length && ".!?".includes(text[j + 1]!)) j++;
+      if (j + 1 === text.length || /\s/.test(text[j + 1]!)) close(j + 1);
+      i = j;
+    }
+  }
+  close(text.length);
+  return spans;
+}
+
+/**
+ * Citations of the final answer, only ever to chunks of its own context: a sentence with `[i]` markers cites
+ * block i's chunks (MARKER); a sentence without markers cites the chunk most similar to it by the embedder's
+ * cosine when that is at least MIN_CITATION_SIMILARITY (SIMILARITY).
+ */
+export async function citeAnswer(text: string, blocks: readonly AnswerBlock[], embedder: Embedder, signal: AbortSignal): Promise<Citation[]> {
+  const sentences = answerSentences(text).slice(0, MAX_SENTENCES);
+  const citations: Citation[] = [];
+  const unmarked: Span[] = [];
+  for (const s of sentences) {
+    const ids: string[] = [];
+    for (const m of s.text.matchAll(/\[(\d{1,4})\]/g)) {
+      const block = blocks[Number(m[1]) - 1];
+      if (block !== undefined) for (const id of block.chunkIds) if (!ids.includes(id)) ids.push(id);
+    }
+    if (ids.length > 0) citations.push({ start: s.start, end: s.end, chunkIds: ids, kind: CitationKind.CITATION_KIND_MARKER });
+    else if (/[a-z0-9]/i.test(s.text)) unmarked.push(s);
+  }
+  const chunks = blocks.flatMap((b) => b.chunkIds.map((id, i) => ({ id, text: b.chunkTexts[i]! })));
+  if (unmarked.length > 0 && chunks.length > 0) {
+    const vectors = await embedder.embed([...unmarked.map((s) => s.text), ...chunks.map((c) => c.text)], signal);
+    const chunkVectors = vectors.slice(unmarked.length);
+    unmarked.forEach((s, i) => {
+      let best = -1;
+      let bestScore = -Infinity;
+      chunkVectors.forEach((v, c) => {
+        const score = cosineSimilarity(vectors[i]!, v);
+        if (score > bestScore) [best, bestScore] = [c, score];
+      });
+      if (bestScore >= MIN_CITATION_SIMILARITY) {
+        citations.push({ start: s.start, end: s.end, chunkIds: [chunks[best]!.id], kind: CitationKind.CITATION_KIND_SIMILARITY, score: bestScore });
+      }
+    });
+  }
+  return citations.sort((a, b) => a.start - b.start);
+}

@@ -1,0 +1,158 @@
+import { status } from "@grpc/grpc-js";
+import {
+  AttributionMethod,
+  Baseline,
+  EngineStrategy,
+  RetrievalMode,
+  attributionMethodToJSON,
+  type AskRequest,
+  type AttributionMetric as ProtoMetric,
+  type GenerationOptions,
+  type SelectionParams,
+} from "@attr-rag/contracts";
+import type { AttributionMetric } from "@attr-rag/core";
+import { isSubjectToken } from "@attr-rag/contracts";
+import { ServiceError } from "@attr-rag/index";
+import type { GatewayConfig, RetrievalModeName, StrategyName } from "../config/gatewayConfig.js";
+import { metricFromProto } from "./protoNames.js";
+
+export interface ResolvedSelection {
+  metrics: AttributionMetric[];
+  tau: number;
+  minVotes: number;
+  epsilon: number;
+  maxSets?: number;
+  tokenBudget?: number;
+  maxGap: number;
+}
+
+export interface ResolvedGeneration {
+  maxTokens: number;
+  strategy: StrategyName;
+}
+
+/** An AskRequest with every default applied and every limit checked. */
+export interface ResolvedAsk {
+  question: string;
+  k: number;
+  mode: RetrievalModeName;
+  rrfK?: number;
+  docIds: string[];
+  sources: string[];
+  selection: ResolvedSelection;
+  generation: ResolvedGeneration;
+  baseline: "none" | "topk" | "rerank";
+  baselineK: number;
+  includeOccludedAnswers: boolean;
+  requestId?: string;
+}
+
+const invalid = (message: string) => new ServiceError(status.INVALID_ARGUMENT, message);
+
+export function resolveAsk(request: AskRequest, config: GatewayConfig): ResolvedAsk {
+  const question = checkQuestion(request.question, config);
+  const k = request.retrieval?.k ?? config.k;
+  if (!Number.isInteger(k) || k < 1 || k > config.maxK) throw invalid(`retrieval.k must be 1..${config.maxK}, got ${k}`);
+  const rrfK = request.retrieval?.rrfK;
+  if (rrfK !== undefined && (rrfK < 1 || rrfK > 100_000)) throw invalid(`retrieval.rrf_k must be 1..100000, got ${rrfK}`);
+  const baseline = baselineName(request.baseline?.baseline ?? Baseline.BASELINE_UNSPECIFIED);
+  const baselineK = request.baseline?.k ?? k;
+  if (baseline !== "none" && (baselineK < 1 || baselineK > config.maxK)) throw invalid(`baseline.k must be 1..${config.maxK}, got ${baselineK}`);
+  const method = request.attribution?.method ?? AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED;
+  if (method !== AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED && method !== AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION) {
+    throw new ServiceError(status.UNIMPLEMENTED, `attribution method ${attributionMethodToJSON(method)} is not available in this version; use ATTRIBUTION_METHOD_OCCLUSION`);
+  }
+  if (request.requestId !== undefined && (!isSubjectToken(request.requestId) || request.requestId.length > 128)) {
+    throw invalid("request_id must be 1-128 characters without spaces, dots, '*' or '>'");
+  }
+  const filter = request.retrieval?.filter;
+  return {
+    question,
+    k,
+    mode: modeName(request.retrieval?.mode ?? RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED, config),
+    ...(rrfK !== undefined ? { rrfK } : {}),
+    docIds: filter?.docIds ?? [],
+    sources: filter?.sources ?? [],
+    selection: resolveSelection(request.selection, config),
+    generation: resolveGeneration(request.generation, config),
+    baseline,
+    baselineK,
+    includeOccludedAnswers: request.includeOccludedAnswers,
+    ...(request.requestId !== undefined ? { requestId: request.requestId } : {}),
+  };
+}
+
+export function checkQuestion(question: string, config: GatewayConfig): string {
+  const q = question.trim();
+  if (q === "") throw invalid("question is empty");
+  if (q.length > config.maxQuestionChars) throw invalid(`question has ${q.length} characters; the limit is ${config.maxQuestionChars}`);
+  return q;
+}
+
+export function resolveSelection(p: SelectionParams | undefined, config: GatewayConfig): ResolvedSelection {
+  const metrics = p && p.metrics.length > 0 ? [...new Set(p.metrics.map((m: ProtoMetric) => metricFromProto(m)))] : config.metrics;
+  const tau = p?.tau ?? config.tau;
+  const epsilon = p?.epsilon ?? config.epsilon;
+  const minVotes = p?.minVotes ?? config.minVotes;
+  const maxGap = p?.maxGap ?? config.maxGap;
+  if (!Number.isFinite(tau) || tau < 0) throw invalid(`selection.tau must be ≥ 0, got ${tau}`);
+  if (!Number.isFinite(epsilon) || epsilon < 0) throw invalid(`selection.epsilon must be ≥ 0, got ${epsilon}`);
+  if (minVotes < 1) throw invalid(`selection.min_votes must be ≥ 1, got ${minVotes}`);
+  if (maxGap > 1000) throw invalid(`selection.max_gap must be ≤ 1000, got ${maxGap}`);
+  const maxSets = p?.maxSets ?? config.maxSets;
+  if (maxSets !== undefined && maxSets < 1) throw invalid("selection.max_sets must be ≥ 1");
+  const tokenBudget = p?.tokenBudget;
+  if (tokenBudget !== undefined && tokenBudget < 1) throw invalid("selection.token_budget must be ≥ 1");
+  return {
+    metrics,
+    tau,
+    minVotes,
+    epsilon,
+    maxGap,
+    ...(maxSets !== undefined ? { maxSets } : {}),
+    ...(tokenBudget !== undefined ? { tokenBudget } : {}),
+  };
+}
+
+export function resolveGeneration(g: GenerationOptions | undefined, config: GatewayConfig): ResolvedGeneration {
+  const maxTokens = g?.maxTokens ?? config.maxTokens;
+  if (maxTokens < 1 || maxTokens > config.maxMaxTokens) throw invalid(`generation.max_tokens must be 1..${config.maxMaxTokens}, got ${maxTokens}`);
+  const strategy: StrategyName =
+    g?.strategy === EngineStrategy.ENGINE_STRATEGY_NAIVE
+      ? "naive"
+      : g?.strategy === EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED
+        ? "prefix-shared"
+        : g?.strategy === EngineStrategy.ENGINE_STRATEGY_SPECULATIVE
+          ? "speculative"
+          : config.strategy;
+  return { maxTokens, strategy };
+}
+
+function baselineName(b: Baseline): ResolvedAsk["baseline"] {
+  switch (b) {
+    case Baseline.BASELINE_UNSPECIFIED:
+    case Baseline.BASELINE_NONE:
+      return "none";
+    case Baseline.BASELINE_TOPK:
+      return "topk";
+    case Baseline.BASELINE_RERANK:
+      return "rerank";
+    default:
+      throw invalid(`unknown baseline ${String(b)}`);
+  }
+}
+
+function modeName(m: RetrievalMode, config: GatewayConfig): RetrievalModeName {
+  switch (m) {
+    case RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED:
+      return config.retrievalMode;
+    case RetrievalMode.RETRIEVAL_MODE_DENSE:
+      return "dense";
+    case RetrievalMode.RETRIEVAL_MODE_BM25:
+      return "bm25";
+    case RetrievalMode.RETRIEVAL_MODE_HYBRID:
+      return "hybrid";
+    default:
+      throw invalid(`unknown retrieval mode ${String(m)}`);
+  }
+}

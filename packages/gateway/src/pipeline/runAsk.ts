@@ -1,0 +1,134 @@
+import { status } from "@grpc/grpc-js";
+import type { AskRequest, ChunkSetsAligned, StageTimings } from "@attr-rag/contracts";
+import { alignChunkSets, chunkSetText, type ChunkSet, type RetrievedChunk } from "@attr-rag/core";
+import { ServiceError } from "@attr-rag/index";
+import type { Runtime } from "../runtime/Runtime.js";
+import { attributeSets } from "./attributeSets.js";
+import type { AnswerBlock } from "./citations.js";
+import { addCounters } from "./counters.js";
+import { EventSink, timed, type AskEventListener } from "./eventSink.js";
+import { fillSelectedGaps } from "./fillSelectedGaps.js";
+import { generateAnswer } from "./generateAnswer.js";
+import { rerankTexts } from "./rerank.js";
+import { resolveAsk, type ResolvedAsk } from "./resolveAsk.js";
+import { retrieve } from "./retrieve.js";
+
+/**
+ * One Ask, start to finish, streaming an event per stage to `listener`: the Attr-RAG pipeline (SPEC
+ * section 1) or a Table I baseline. The one code path behind the gRPC service and `attr-rag ask`.
+ * Rejects with a ServiceError (precise gRPC code) on bad input; `signal` stops the engine work at once.
+ */
+export async function runAsk(runtime: Runtime, request: AskRequest, listener: AskEventListener, signal: AbortSignal): Promise<void> {
+  const ask = resolveAsk(request, runtime.config);
+  const sink = new EventSink(listener, ask.requestId);
+  if (ask.baseline === "none") await runAttrRag(runtime, ask, sink, signal);
+  else await runBaseline(runtime, ask, sink, signal);
+}
+
+async function retrieveOrFail(runtime: Runtime, ask: ResolvedAsk, k: number, sink: EventSink, signal: AbortSignal) {
+  const [retrieval, ms] = await timed(() => retrieve(runtime, ask, k, signal));
+  sink.emit({ $case: "retrieved", value: retrieval.event });
+  if (retrieval.chunks.length === 0) {
+    throw new ServiceError(
+      status.NOT_FOUND,
+      `retrieval (${ask.mode}) found no chunks for the question in ${runtime.store.stats().chunks} stored chunks; ingest documents, relax the filters, or try another retrieval mode`,
+    );
+  }
+  return { retrieval, ms };
+}
+
+async function runAttrRag(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, signal: AbortSignal): Promise<void> {
+  const timings: Partial<StageTimings> = {};
+  const warnings: string[] = [];
+  const { retrieval, ms } = await retrieveOrFail(runtime, ask, ask.k, sink, signal);
+  timings.retrieveMs = ms;
+
+  const [aligned, alignMs] = await timed(() => alignChunkSets(retrieval.chunks));
+  timings.alignMs = alignMs;
+  sink.emit({ $case: "aligned", value: alignedEvent(aligned) });
+
+  const [reranked, rerankMs] = await timed(() => rerankTexts(runtime, ask.question, retrieval.queryVector, aligned.map(chunkSetText), signal));
+  timings.rerankMs = rerankMs;
+  if (reranked.fallback) warnings.push("re-ranker: no cross-encoder configured; sets were re-ranked by bi-encoder cosine (fallback:bi-encoder)");
+  sink.emit({
+    $case: "reranked",
+    value: { sets: reranked.order.map((i) => ({ setId: aligned[i]!.id, score: reranked.scores[i]!, alignedIndex: i })), reranker: reranked.reranker, fallback: reranked.fallback },
+  });
+  const ordered = reranked.order.map((i) => aligned[i]!);
+
+  const attributed = await attributeSets(
+    runtime,
+    { question: ask.question, sets: ordered.map((s) => ({ id: s.id, text: chunkSetText(s) })), generation: ask.generation, selection: ask.selection, includeOccludedAnswers: ask.includeOccludedAnswers, dropSetsThatDoNotFit: true },
+    {
+      onInitialDelta: (text) => sink.emit({ $case: "initialAnswerDelta", value: { text, finishReason: 0 } }),
+      onProgress: (progress) => sink.emit({ $case: "occlusionProgress", value: progress }),
+    },
+    signal,
+  );
+  warnings.push(...attributed.warnings);
+  sink.emit({ $case: "occlusionProgress", value: { done: attributed.outcomes.length, total: attributed.outcomes.length, finished: attributed.outcomes } });
+  Object.assign(timings, attributed.timings);
+  sink.emit({ $case: "attribution", value: attributed.table });
+  sink.emit({ $case: "selection", value: attributed.selection });
+
+  const kept: ChunkSet[] = attributed.selected.kept.map((i) => ordered[i]!);
+  const [filled, gapFillMs] = await timed(() => fillSelectedGaps(runtime, kept, ask.selection.maxGap));
+  timings.gapFillMs = gapFillMs;
+  sink.emit({ $case: "gapFill", value: filled.event });
+
+  const [answer, finalMs] = await timed(() =>
+    generateAnswer(runtime, ask.question, filled.blocks, ask.generation.maxTokens, (text) => sink.emit({ $case: "finalAnswerDelta", value: { text, finishReason: 0 } }), signal),
+  );
+  timings.finalAnswerMs = finalMs;
+  warnings.push(...answer.warnings);
+  sink.emit({ $case: "finalAnswer", value: answer.final });
+  sink.emit({
+    $case: "done",
+    value: {
+      timings: { ...timings, totalMs: sink.elapsedMs() },
+      counters: addCounters(attributed.counters, answer.counters),
+      occlusionCounters: attributed.counters,
+      warnings,
+    },
+  });
+}
+
+async function runBaseline(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, signal: AbortSignal): Promise<void> {
+  const timings: Partial<StageTimings> = {};
+  const warnings: string[] = [];
+  const k = ask.baseline === "topk" ? ask.baselineK : Math.max(ask.k, ask.baselineK);
+  const { retrieval, ms } = await retrieveOrFail(runtime, ask, k, sink, signal);
+  timings.retrieveMs = ms;
+  let chunks: RetrievedChunk[] = retrieval.chunks;
+  if (ask.baseline === "rerank") {
+    const [reranked, rerankMs] = await timed(() => rerankTexts(runtime, ask.question, retrieval.queryVector, chunks.map((c) => c.text), signal));
+    timings.rerankMs = rerankMs;
+    if (reranked.fallback) warnings.push("re-ranker: no cross-encoder configured; chunks were re-ranked by bi-encoder cosine (fallback:bi-encoder)");
+    sink.emit({
+      $case: "reranked",
+      value: { sets: reranked.order.map((i) => ({ setId: chunks[i]!.id, score: reranked.scores[i]!, alignedIndex: i })), reranker: reranked.reranker, fallback: reranked.fallback },
+    });
+    chunks = reranked.order.map((i) => chunks[i]!);
+  }
+  const blocks: AnswerBlock[] = chunks.slice(0, ask.baselineK).map((c) => ({ text: c.text, chunkIds: [c.id], chunkTexts: [c.text] }));
+  const [answer, finalMs] = await timed(() =>
+    generateAnswer(runtime, ask.question, blocks, ask.generation.maxTokens, (text) => sink.emit({ $case: "finalAnswerDelta", value: { text, finishReason: 0 } }), signal),
+  );
+  timings.finalAnswerMs = finalMs;
+  warnings.push(...answer.warnings);
+  sink.emit({ $case: "finalAnswer", value: answer.final });
+  sink.emit({ $case: "done", value: { timings: { ...timings, totalMs: sink.elapsedMs() }, counters: answer.counters, warnings } });
+}
+
+function alignedEvent(sets: readonly ChunkSet[]): ChunkSetsAligned {
+  return {
+    sets: sets.map((s) => ({
+      setId: s.id,
+      docId: s.docId,
+      firstOrdinal: s.firstOrdinal,
+      lastOrdinal: s.lastOrdinal,
+      chunks: s.chunks.map((c) => ({ chunkId: c.id, ordinal: c.ordinal, retrievalRank: c.rank })),
+      bestRetrievalRank: s.bestRank,
+    })),
+  };
+}

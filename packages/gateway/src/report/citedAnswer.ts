@@ -1,0 +1,37 @@
+import { CitationKind, type Citation } from "@attr-rag/contracts";
+import { escapeHtml } from "./escapeHtml.js";
+import { formatFixed } from "./formatNumber.js";
+
+function citationTitle(c: Citation): string {
+  const how =
+    c.kind === CitationKind.CITATION_KIND_SIMILARITY
+      ? `matched by similarity${c.score === undefined ? "" : ` ${formatFixed(c.score, 3)}`}`
+      : c.kind === CitationKind.CITATION_KIND_MARKER
+        ? "cited by the model"
+        : "citation";
+  return `${how}: ${c.chunkIds.join(", ")}`;
+}
+
+/**
+ * The answer text with each cited span wrapped in <mark> and followed by its chunk ids. Offsets are UTF-16
+ * code units, which is what String.prototype.slice counts, so they apply directly. Spans are expected in
+ * text order without overlap; an overlapping or out-of-range span is clipped rather than dropped so its
+ * chunk ids stay visible.
+ */
+export function renderCitedText(text: string, citations: readonly Citation[]): string {
+  const ordered = [...citations].sort((a, b) => a.start - b.start || a.end - b.end);
+  let out = "";
+  let cursor = 0;
+  for (const c of ordered) {
+    const start = Math.min(Math.max(c.start, cursor), text.length);
+    const end = Math.min(Math.max(c.end, start), text.length);
+    if (end <= start) continue;
+    const ids = c.chunkIds.map(escapeHtml);
+    out += escapeHtml(text.slice(cursor, start));
+    out += `<mark class="cite" data-chunks="${ids.join(" ")}" title="${escapeHtml(citationTitle(c))}">`;
+    out += `${escapeHtml(text.slice(start, end))}</mark>`;
+    out += `<sup class="cite-ids">[${ids.join(", ")}]</sup>`;
+    cursor = end;
+  }
+  return out + escapeHtml(text.slice(cursor));
+}

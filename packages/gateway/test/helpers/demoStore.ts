@@ -1,0 +1,31 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ChunkStore, readDocuments, UseLiteEmbedder } from "@attr-rag/index";
+import { loadConfig, type GatewayConfig } from "../../src/index.js";
+
+export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+export const DEMO_CORPUS = join(REPO_ROOT, "examples/demo-corpus/corpus.jsonl");
+/** The real tiny llama beside the repository (ATTR_RAG_SHARED_DIR points elsewhere). */
+export const STORIES_MODEL = join(process.env.ATTR_RAG_SHARED_DIR ?? join(REPO_ROOT, "../shared"), "models/stories260K.gguf");
+export const QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
+
+/** A fresh store with the demo corpus ingested with USE-lite (the default embedder); remove() deletes it. */
+export async function buildDemoStore(): Promise<{ dir: string; remove(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), "attr-rag-gw-"));
+  const embedder = new UseLiteEmbedder();
+  try {
+    const store = await ChunkStore.open(join(dir, "store"), { create: true, embedder: { id: embedder.id, dimensions: embedder.dimensions } });
+    for await (const item of readDocuments([DEMO_CORPUS])) await store.upsertDocument(item.document, (t) => embedder.embed(t));
+    await store.close();
+  } finally {
+    await embedder.dispose();
+  }
+  return { dir: join(dir, "store"), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Small engine settings so a test Ask takes seconds on two cores; every request can still override k/tokens. */
+export function testConfig(store: string, overrides: Record<string, unknown> = {}): GatewayConfig {
+  return loadConfig({ overrides: { store, model: STORIES_MODEL, k: 6, maxTokens: 24, contextSize: 16_384, sequences: 4, threads: 2, ...overrides } });
+}

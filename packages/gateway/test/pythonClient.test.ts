@@ -1,0 +1,62 @@
+import { execFileSync, spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
+import { buildDemoStore, QUESTION, REPO_ROOT, testConfig } from "./helpers/demoStore.js";
+
+const PYTHON = "/usr/bin/python3";
+const CLIENT = join(REPO_ROOT, "examples/python/ask_client.py");
+
+/** The Debian packages the example needs (`.ci/run` installs them); without them the test says so and skips. */
+function pythonGrpcMissing(): string | undefined {
+  try {
+    execFileSync(PYTHON, ["-c", "import grpc, grpc_tools"], { stdio: "ignore" });
+    return undefined;
+  } catch {
+    return "needs apt-get install -y python3-grpcio python3-grpc-tools";
+  }
+}
+
+function runPython(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(PYTHON, [CLIENT, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const missing = pythonGrpcMissing();
+
+describe.skipIf(missing !== undefined)(`python client${missing ? ` (skipped: ${missing})` : ""}`, () => {
+  let store: Awaited<ReturnType<typeof buildDemoStore>>;
+  let server: GatewayServerHandle;
+  const TOKEN = "python-client-token";
+
+  beforeAll(async () => {
+    store = await buildDemoStore();
+    server = await startGatewayServer({ runtime: await Runtime.open(testConfig(store.dir, { authToken: TOKEN })) });
+  });
+  afterAll(async () => {
+    await server?.close();
+    store?.remove();
+  });
+
+  it("python client - streams every Ask stage from a real gateway as JSON lines", async () => {
+    const run = await runPython(["--address", server.address, "--question", QUESTION, "--token", TOKEN, "--json", "--max-tokens", "16"]);
+    expect(run.code, run.stderr).toBe(0);
+    const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l) as { stage: string; request_id: string; selection?: { selected_set_ids: string[] }; final_answer?: { context_chunk_ids: string[] } });
+    const order = events.map((e) => e.stage).filter((s, i, all) => i === 0 || all[i - 1] !== s);
+    expect(order).toEqual(["retrieved", "aligned", "reranked", "initial_answer_delta", "occlusion_progress", "attribution", "selection", "gap_fill", "final_answer_delta", "final_answer", "done"]);
+    expect(new Set(events.map((e) => e.request_id)).size).toBe(1);
+    expect(events.find((e) => e.stage === "selection")!.selection!.selected_set_ids.length).toBeGreaterThan(0);
+  });
+
+  it("python client - a wrong token ends with UNAUTHENTICATED and exit code 2", async () => {
+    const run = await runPython(["--address", server.address, "--question", QUESTION, "--token", "wrong"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/UNAUTHENTICATED/);
+  });
+});

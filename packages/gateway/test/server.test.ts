@@ -1,0 +1,241 @@
+import { credentials, status, type Client } from "@grpc/grpc-js";
+import {
+  AskRequest,
+  AttributeRequest,
+  AttributionMethod,
+  Baseline,
+  IndexServiceClient,
+  RetrievalMode,
+  type AskEventOf,
+  type AttributeResponse,
+  type AttrRagServiceClient,
+} from "@attr-rag/contracts";
+import { ATTRIBUTION_METRICS, selectChunkSets } from "@attr-rag/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FALLBACK_RERANKER, Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
+import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
+import { askStream, attrRagClient, stageOrder } from "./helpers/grpcClients.js";
+import { healthCheck, reflectedServices } from "./helpers/probes.js";
+
+const ATTR_RAG_ORDER = ["retrieved", "aligned", "reranked", "initialAnswerDelta", "occlusionProgress", "attribution", "selection", "gapFill", "finalAnswerDelta", "finalAnswer", "done"];
+
+function stage<C extends Parameters<typeof pick>[1]>(events: Parameters<typeof pick>[0], c: C) {
+  return pick(events, c);
+}
+function pick<C extends "retrieved" | "aligned" | "reranked" | "attribution" | "selection" | "gapFill" | "finalAnswer" | "done">(
+  events: readonly { stage?: { $case: string; value: unknown } | undefined }[],
+  c: C,
+): AskEventOf<C> {
+  const hit = events.find((e) => e.stage?.$case === c);
+  if (hit === undefined) throw new Error(`no ${c} event`);
+  return hit.stage!.value as AskEventOf<C>;
+}
+
+function attribute(client: AttrRagServiceClient, request: AttributeRequest): Promise<AttributeResponse> {
+  return new Promise((resolve, reject) => client.attribute(request, (err, res) => (err ? reject(err) : resolve(res))));
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (condition()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("gateway server", () => {
+  let store: Awaited<ReturnType<typeof buildDemoStore>>;
+  let runtime: Runtime;
+  let server: GatewayServerHandle;
+  let client: AttrRagServiceClient;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    store = await buildDemoStore();
+    runtime = await Runtime.open(testConfig(store.dir, { maxConcurrentAsks: 1, maxQueuedAsks: 8 }));
+    server = await startGatewayServer({ runtime, log: (line) => logs.push(line) });
+    client = attrRagClient(server.address);
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await server?.close();
+    store?.remove();
+  });
+
+  it("gateway - Ask streams every stage in order and the final answer cites only selected chunks", async () => {
+    const { events, error } = await askStream(client, AskRequest.fromPartial({ question: QUESTION, includeOccludedAnswers: true }));
+    expect(error).toBeUndefined();
+    expect(stageOrder(events)).toEqual(ATTR_RAG_ORDER);
+    expect(events.map((e) => e.sequence)).toEqual(events.map((_, i) => i));
+    expect(new Set(events.map((e) => e.requestId)).size).toBe(1);
+    for (let i = 1; i < events.length; i++) expect(events[i]!.elapsedMs).toBeGreaterThanOrEqual(events[i - 1]!.elapsedMs);
+
+    expect(stage(events, "retrieved").chunks).toHaveLength(6);
+    const aligned = stage(events, "aligned");
+    const reranked = stage(events, "reranked");
+    expect(reranked.reranker).toBe(FALLBACK_RERANKER);
+    expect(reranked.fallback).toBe(true);
+    expect(reranked.sets.map((s) => s.setId).sort()).toEqual(aligned.sets.map((s) => s.setId).sort());
+
+    const attribution = stage(events, "attribution");
+    const selection = stage(events, "selection");
+    expect(attribution.rows.map((r) => r.setId)).toEqual(reranked.sets.map((s) => s.setId));
+    expect(attribution.metrics).toHaveLength(6);
+    // The selection follows from the α table: the core's elbow on the same numbers keeps the same sets.
+    const alphas = Object.fromEntries(ATTRIBUTION_METRICS.map((m, k) => [m, attribution.rows.map((r) => r.scores[k]!.alpha)]));
+    const again = selectChunkSets({ sets: attribution.rows.map((r) => ({ id: r.setId })), metrics: ATTRIBUTION_METRICS, alphas });
+    expect(selection.selectedSetIds).toEqual(again.kept.map((i) => attribution.rows[i]!.setId));
+    expect(selection.selectedSetIds[0]).toBe(selection.bestSetId);
+    expect(selection.sets.every((s) => s.reasonText.length > 0)).toBe(true);
+
+    // Final context = chunks of the selected sets plus the gap fill, nothing else; citations point inside it.
+    const selectedChunks = aligned.sets.filter((s) => selection.selectedSetIds.includes(s.setId)).flatMap((s) => s.chunks.map((c) => c.chunkId));
+    const added = stage(events, "gapFill").addedChunks.map((c) => c.id);
+    const final = stage(events, "finalAnswer");
+    expect([...final.contextChunkIds].sort()).toEqual([...selectedChunks, ...added].sort());
+    for (const c of final.citations) for (const id of c.chunkIds) expect(final.contextChunkIds).toContain(id);
+    const streamed = events.flatMap((e) => (e.stage?.$case === "finalAnswerDelta" ? [e.stage.value.text] : [])).join("");
+    expect(streamed).toBe(final.text);
+
+    const progress = events.flatMap((e) => (e.stage?.$case === "occlusionProgress" ? [e.stage.value] : []));
+    const summary = progress.at(-1)!;
+    expect(summary.done).toBe(attribution.rows.length);
+    expect(summary.finished.map((f) => f.setId)).toEqual(attribution.rows.map((r) => r.setId));
+    expect(summary.finished.every((f) => f.answerText !== undefined)).toBe(true);
+
+    const done = stage(events, "done");
+    expect(done.warnings.some((w) => w.includes("fallback:bi-encoder"))).toBe(true);
+    expect(done.occlusionCounters!.sequences).toBe(attribution.rows.length + 1);
+    expect(done.counters!.tokensEvaluated).toBeGreaterThan(done.occlusionCounters!.tokensEvaluated);
+    expect(runtime.generator.sequencesInUse()).toBe(0);
+  });
+
+  it("gateway - baselines answer from the top-k or re-ranked top-k chunks with the documented stages", async () => {
+    const topk = await askStream(client, AskRequest.fromPartial({ question: QUESTION, baseline: { baseline: Baseline.BASELINE_TOPK, k: 3 } }));
+    expect(topk.error).toBeUndefined();
+    expect(stageOrder(topk.events).filter((s) => s !== "finalAnswerDelta")).toEqual(["retrieved", "finalAnswer", "done"]);
+    const retrieved = stage(topk.events, "retrieved").chunks.map((c) => c.chunk!.id);
+    expect(retrieved).toHaveLength(3);
+    expect(stage(topk.events, "finalAnswer").contextChunkIds).toEqual(retrieved);
+
+    const rerank = await askStream(client, AskRequest.fromPartial({ question: QUESTION, baseline: { baseline: Baseline.BASELINE_RERANK, k: 2 } }));
+    expect(rerank.error).toBeUndefined();
+    expect(stageOrder(rerank.events).filter((s) => s !== "finalAnswerDelta")).toEqual(["retrieved", "reranked", "finalAnswer", "done"]);
+    const order = stage(rerank.events, "reranked");
+    expect(order.sets).toHaveLength(6);
+    expect(order.sets.map((s) => s.score)).toEqual([...order.sets.map((s) => s.score)].sort((a, b) => b - a));
+    expect(stage(rerank.events, "finalAnswer").contextChunkIds).toEqual(order.sets.slice(0, 2).map((s) => s.setId));
+  });
+
+  it("gateway - Attribute attributes caller-supplied sets, with a given or generated initial answer", async () => {
+    const sets = [
+      { setId: "a", text: "Weigh 2.00 g of p-aminophenol into a dry 50 mL Erlenmeyer flask.", chunkIds: [] },
+      { setId: "b", text: "Add 2.2 mL of acetic anhydride in the fume hood while swirling.", chunkIds: [] },
+      { setId: "c", text: "Once upon a time a little dog played in the park with a red ball.", chunkIds: [] },
+    ];
+    const generated = await attribute(client, AttributeRequest.fromPartial({ question: QUESTION, sets, generation: { maxTokens: 16 }, includeOccludedAnswers: true }));
+    expect(generated.occluded.map((o) => o.setId)).toEqual(["a", "b", "c"]);
+    expect(generated.occluded.every((o) => o.answerText !== undefined)).toBe(true);
+    expect(generated.attribution!.rows).toHaveLength(3);
+    expect(generated.attribution!.evaluations).toBe(4);
+    expect(generated.selection!.selectedSetIds.length).toBeGreaterThan(0);
+    expect(generated.initialAnswer.length).toBeGreaterThan(0);
+
+    const given = await attribute(client, AttributeRequest.fromPartial({ question: QUESTION, sets, initialAnswer: "Weigh the p-aminophenol.", generation: { maxTokens: 8 } }));
+    expect(given.initialAnswer).toBe("Weigh the p-aminophenol.");
+    expect(given.attribution!.evaluations).toBe(3);
+
+    for (const bad of [
+      AttributeRequest.fromPartial({ question: QUESTION, sets: [] }),
+      AttributeRequest.fromPartial({ question: QUESTION, sets: [sets[0]!, { ...sets[1]!, setId: "a" }] }),
+      AttributeRequest.fromPartial({ question: QUESTION, sets: [{ setId: "x", text: "   " }] }),
+      AttributeRequest.fromPartial({ question: "", sets }),
+    ]) {
+      await expect(attribute(client, bad)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
+    }
+  });
+
+  it("gateway - malformed and out-of-range requests get precise status codes and the server stays up", async () => {
+    const cases: [Partial<AskRequest>, status][] = [
+      [{ question: "" }, status.INVALID_ARGUMENT],
+      [{ question: "   \n " }, status.INVALID_ARGUMENT],
+      [{ question: "x".repeat(runtime.config.maxQuestionChars + 1) }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, retrieval: { k: 0, mode: 0 } }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, retrieval: { k: 1_000_000, mode: 0 } }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, generation: { maxTokens: 1_000_000, strategy: 0 } }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, generation: { maxTokens: 0, strategy: 0 } }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, retrieval: { mode: 99 as RetrievalMode } }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, requestId: "has.dots" }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, attribution: { method: AttributionMethod.ATTRIBUTION_METHOD_KERNEL_SHAP } }, status.UNIMPLEMENTED],
+      [{ question: QUESTION, retrieval: { mode: 0, filter: { docIds: ["no-such-doc"], sources: [] } } }, status.NOT_FOUND],
+    ];
+    for (const [request, code] of cases) {
+      const { events, error } = await askStream(client, AskRequest.fromPartial(request));
+      expect(error?.code, JSON.stringify(request).slice(0, 80)).toBe(code);
+      expect(error!.details.length).toBeGreaterThan(10);
+      expect(events.some((e) => e.stage?.$case === "done")).toBe(false);
+    }
+    // Bytes that are not an AskRequest at all.
+    const raw = await new Promise<{ code: number }>((resolve) => {
+      const call = (client as unknown as Client).makeServerStreamRequest(
+        "/attr_rag.v1.AttrRagService/Ask",
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+      );
+      call.on("data", () => undefined);
+      call.on("error", (err: { code: number }) => resolve(err));
+      call.on("end", () => resolve({ code: status.OK }));
+    });
+    expect(raw.code).not.toBe(status.OK);
+    expect(await healthCheck(server.address, "attr_rag.v1.AttrRagService")).toBe("SERVING");
+    expect(logs.filter((l) => l.includes("failed unexpectedly"))).toEqual([]);
+  });
+
+  it("gateway - cancelling mid-stream stops the engine at once and frees its KV sequences", async () => {
+    const request = AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 10, mode: 0 }, generation: { maxTokens: 400, strategy: 0 } });
+    const { events, error } = await askStream(client, request, { cancelAfter: 6 });
+    expect(error?.code).toBe(status.CANCELLED);
+    expect(events.some((e) => e.stage?.$case === "done")).toBe(false);
+    await until(() => server.admission.running === 0, "the cancelled ask to release its slot");
+    expect(runtime.generator.sequencesInUse()).toBe(0);
+    const next = await askStream(client, AskRequest.fromPartial({ question: QUESTION, baseline: { baseline: Baseline.BASELINE_TOPK, k: 2 } }));
+    expect(next.error).toBeUndefined();
+  });
+
+  it("gateway - an expired deadline ends the call with DEADLINE_EXCEEDED and frees the engine", async () => {
+    const request = AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 10, mode: 0 }, generation: { maxTokens: 400, strategy: 0 } });
+    const { events, error } = await askStream(client, request, { deadlineMs: 2_500 });
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(events.some((e) => e.stage?.$case === "done")).toBe(false);
+    await until(() => server.admission.running === 0, "the expired ask to release its slot");
+    expect(runtime.generator.sequencesInUse()).toBe(0);
+  });
+
+  it("gateway - 32 concurrent asks against a queue of 8: the extra ones get RESOURCE_EXHAUSTED, the rest finish", async () => {
+    const request = AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 4, mode: 0 }, generation: { maxTokens: 6, strategy: 0 } });
+    const outcomes = await Promise.all(Array.from({ length: 32 }, () => askStream(client, request)));
+    const exhausted = outcomes.filter((o) => o.error?.code === status.RESOURCE_EXHAUSTED);
+    const finished = outcomes.filter((o) => o.error === undefined && o.events.at(-1)?.stage?.$case === "done");
+    // One running plus eight queued are served; every other call is refused at once, not queued.
+    expect(finished).toHaveLength(9);
+    expect(exhausted).toHaveLength(23);
+    expect(exhausted.every((o) => o.events.length === 0 && o.error!.details.includes("busy"))).toBe(true);
+    expect(server.admission.running).toBe(0);
+    expect(server.admission.queued).toBe(0);
+    expect(runtime.generator.sequencesInUse()).toBe(0);
+    expect(await healthCheck(server.address, "")).toBe("SERVING");
+  });
+
+  it("gateway - health, reflection and IndexService are served on the same port", async () => {
+    for (const name of ["", "attr_rag.v1.AttrRagService", "attr_rag.v1.IndexService"]) expect(await healthCheck(server.address, name)).toBe("SERVING");
+    const services = await reflectedServices(server.address);
+    expect(services).toEqual(expect.arrayContaining(["attr_rag.v1.AttrRagService", "attr_rag.v1.IndexService"]));
+    const index = new IndexServiceClient(server.address, credentials.createInsecure());
+    const stats = await new Promise<{ documents: number; chunks: number }>((resolve, reject) => index.getStats({}, (err, res) => (err ? reject(err) : resolve(res))));
+    index.close();
+    expect(stats.documents).toBe(32);
+    expect(stats.chunks).toBe(runtime.store.stats().chunks);
+  });
+});
