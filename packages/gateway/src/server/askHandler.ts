@@ -2,7 +2,7 @@ import type { handleServerStreamingCall } from "@grpc/grpc-js";
 import type { AskRequest, AskResponse } from "@attr-rag/contracts";
 import { callSignal } from "@attr-rag/index";
 import { runAsk } from "../pipeline/runAsk.js";
-import { checkBearer } from "./auth.js";
+import { admitted } from "./admitted.js";
 import type { ServerContext } from "./serverContext.js";
 import { toStatus } from "./toStatus.js";
 
@@ -13,27 +13,15 @@ import { toStatus } from "./toStatus.js";
 export function askHandler(ctx: ServerContext): handleServerStreamingCall<AskRequest, AskResponse> {
   return (call) => {
     const abort = callSignal(call);
-    void (async () => {
-      let release: (() => void) | undefined;
-      try {
-        checkBearer(call.metadata, ctx.runtime.config.authToken);
-        release = await ctx.admission.acquire(abort.signal);
-        await runAsk(
-          ctx.runtime,
-          call.request,
-          (event) => {
-            if (!abort.signal.aborted) call.write({ event });
-          },
-          abort.signal,
-        );
+    const write = (event: AskResponse["event"]) => {
+      if (!abort.signal.aborted) call.write({ event });
+    };
+    admitted(ctx, call.metadata, abort.signal, () => runAsk(ctx.runtime, call.request, write, abort.signal))
+      .then(() => {
         abort.signal.throwIfAborted();
         call.end();
-      } catch (err) {
-        call.emit("error", toStatus(abort.signal.aborted ? abort.signal.reason : err, "Ask", ctx.log));
-      } finally {
-        release?.();
-        abort.dispose();
-      }
-    })();
+      })
+      .catch((err: unknown) => call.emit("error", toStatus(abort.signal.aborted ? abort.signal.reason : err, "Ask", ctx.log)))
+      .finally(() => abort.dispose());
   };
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ATTR_RAG_SERVICE_NAME, AttrRagServiceService, INDEX_SERVICE_NAME, IndexServiceService } from "@attr-rag/contracts";
-import { createIndexServiceImplementation, DEFAULT_INDEX_SERVICE_LIMITS, type ServiceLog } from "@attr-rag/index";
+import { createIndexServiceImplementation, DEFAULT_INDEX_SERVICE_LIMITS, listen, shutdown, type ServiceLog } from "@attr-rag/index";
 import { HealthImplementation } from "grpc-health-check";
 import type { Runtime } from "../runtime/Runtime.js";
 import { Admission } from "./admission.js";
@@ -45,10 +45,9 @@ const stderrLog: ServiceLog = (line) => process.stderr.write(`${line}\n`);
 export async function startGatewayServer(options: StartGatewayServerOptions): Promise<GatewayServerHandle> {
   const { runtime, host = "127.0.0.1", port = 0, log = stderrLog, disposeRuntime = true, shutdownGraceMs = 5_000 } = options;
   const config = runtime.config;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RangeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
   const credentials =
     config.tlsCert !== undefined && config.tlsKey !== undefined
-      ? ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(config.tlsCert), private_key: readFileSync(config.tlsKey) }], false)
+      ? ServerCredentials.createSsl(null, [{ cert_chain: readPem(config.tlsCert, "tlsCert"), private_key: readPem(config.tlsKey, "tlsKey") }], false)
       : ServerCredentials.createInsecure();
   const server = new Server({ "grpc.max_receive_message_length": DEFAULT_INDEX_SERVICE_LIMITS.maxDocumentBytes + 1024 * 1024 });
   const admission = new Admission(config.maxConcurrentAsks, config.maxQueuedAsks);
@@ -59,34 +58,24 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   health.addToServer(server);
   reflectionService().addToServer(server);
 
-  const hostPart = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-  let bound: number;
-  try {
-    bound = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(`${hostPart}:${port}`, credentials, (err, p) => (err ? reject(err) : resolve(p)));
-    });
-  } catch (err) {
-    server.forceShutdown();
-    throw new Error(`gateway: cannot listen on ${hostPart}:${port}: ${(err as Error).message}`, { cause: err });
-  }
+  const bound = await listen(server, host, port, credentials, "gateway");
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       for (const name of ["", ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME]) health.setStatus(name, "NOT_SERVING");
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, shutdownGraceMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await shutdown(server, shutdownGraceMs);
       if (disposeRuntime) await runtime.dispose();
     })();
     return closing;
   };
-  return { address: `${hostPart}:${bound}`, port: bound, tls: config.tlsCert !== undefined, admission, health, close, [Symbol.asyncDispose]: close };
+  return { address: bound.address, port: bound.port, tls: config.tlsCert !== undefined, admission, health, close, [Symbol.asyncDispose]: close };
+}
+
+function readPem(path: string, what: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new Error(`gateway: cannot read ${what} ${path}: ${(err as Error).message}`, { cause: err });
+  }
 }

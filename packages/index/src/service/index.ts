@@ -7,3 +7,4 @@ export { ServiceError } from "./ServiceError.js";
 export type { QueryEmbedder } from "./context.js";
 export { chunkConverter } from "./toProtoChunk.js";
 export { callSignal } from "./callSignal.js";
+export { listen, shutdown } from "./serverLifecycle.js";

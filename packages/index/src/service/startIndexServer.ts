@@ -4,6 +4,7 @@ import type { ChunkStore } from "../ChunkStore.js";
 import type { QueryEmbedder } from "./context.js";
 import { createIndexServiceImplementation } from "./createIndexServiceImplementation.js";
 import { MESSAGE_OVERHEAD_BYTES, resolveLimits, type IndexServiceLimits } from "./limits.js";
+import { listen, shutdown } from "./serverLifecycle.js";
 import { stderrLog, type ServiceLog } from "./toGrpcStatus.js";
 
 export interface StartIndexServerOptions {
@@ -38,40 +39,21 @@ export interface IndexServerHandle extends AsyncDisposable {
 export async function startIndexServer(options: StartIndexServerOptions): Promise<IndexServerHandle> {
   const { store, embedder, host = "127.0.0.1", port = 0, log = stderrLog, closeStore = true, shutdownGraceMs = 5_000 } = options;
   const limits = resolveLimits(options.limits);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RangeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
   const server = new Server({
     // Large enough for one document at the limit with its title and metadata; a bigger message is
     // RESOURCE_EXHAUSTED from grpc-js before it is buffered whole.
     "grpc.max_receive_message_length": limits.maxDocumentBytes + MESSAGE_OVERHEAD_BYTES,
   });
   server.addService(IndexServiceService, createIndexServiceImplementation(store, embedder, limits, log));
-  const hostPart = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-  let bound: number;
-  try {
-    bound = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(`${hostPart}:${port}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
-    });
-  } catch (err) {
-    server.forceShutdown();
-    throw new Error(`index server: cannot listen on ${hostPart}:${port}: ${(err as Error).message}`, { cause: err });
-  }
+  const bound = await listen(server, host, port, ServerCredentials.createInsecure(), "index server");
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, shutdownGraceMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await shutdown(server, shutdownGraceMs);
       if (closeStore) await store.close();
     })();
     return closing;
   };
-  return { address: `${hostPart}:${bound}`, host, port: bound, server, close, [Symbol.asyncDispose]: close };
+  return { address: bound.address, host, port: bound.port, server, close, [Symbol.asyncDispose]: close };
 }
