@@ -2,7 +2,7 @@
 import { status } from "@grpc/grpc-js";
 import type { Command } from "commander";
 import { CONFIG_KEYS, ConfigError, flagName, loadConfig, type GatewayConfig } from "@attr-rag/gateway";
-import { ModelLoadError } from "@attr-rag/engine";
+import { EngineArgumentError, ModelLoadError } from "@attr-rag/engine";
 import { ServiceError } from "@attr-rag/index";
 import { CliError } from "./cliError.js";
 import { storeErrorToCli } from "./storeCli.js";
@@ -33,7 +33,7 @@ const USAGE_CODES = new Set<number>([status.INVALID_ARGUMENT, status.NOT_FOUND, 
 /** Pipeline errors as CLI errors: what the user can fix by changing the command exits 2, the rest 1. */
 export function gatewayErrorToCli(err: unknown): unknown {
   if (err instanceof ServiceError) return new CliError(err.message, USAGE_CODES.has(err.code) ? 2 : 1, { cause: err });
-  if (err instanceof ConfigError || err instanceof ModelLoadError) return new CliError(err.message, 2, { cause: err });
+  if (err instanceof ConfigError || err instanceof ModelLoadError || err instanceof EngineArgumentError) return new CliError(err.message, 2, { cause: err });
   return storeErrorToCli(err);
 }
 

@@ -57,5 +57,9 @@ describe("prompt segments", () => {
     expect(() => renderPrompt(segments, 3)).toThrow(/out of range/);
     const lossy: ChatTemplate = (messages) => messages.map((m) => m.content.replace(/[\uE000-\uF8FF]/g, "")).join("");
     expect(() => buildPromptSegments(parts, lossy)).toThrow(/changed the user message/);
+    const marker = "\uE000attr-rag-context\uE001";
+    expect(() => buildPromptSegments({ question: `q ${marker}`, sets: ["a"] })).toThrow(new RangeError("buildPromptSegments: the question contains a reserved marker"));
+    expect(() => buildPromptSegments({ question: "q", sets: [`a ${marker}`] })).toThrow(/\[1\] contains a reserved marker/);
+    expect(() => buildPromptSegments({ question: "q", sets: ["a"], instruction: marker })).toThrow(/instruction contains a reserved marker/);
   });
 });

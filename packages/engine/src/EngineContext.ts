@@ -2,12 +2,12 @@ import { availableParallelism } from "node:os";
 import type { PromptSegments } from "@attr-rag/core";
 import { readGgufHeader } from "./gguf/readHeader.js";
 import { embedTexts, rerankDocuments, type EmbedOptions, type RerankOptions } from "./embed.js";
-import { AbortError, DisposedError, EngineArgumentError, EngineError, fromNative } from "./errors.js";
+import { AbortError, DisposedError, EngineArgumentError, EngineError, EngineLimitError, fromNative } from "./errors.js";
 import { generateTokens, type GenerateOptions, type GeneratedPiece, type GenerationResult } from "./generate.js";
 import type { Model } from "./Model.js";
 import type { NativeContext, NativeContextInfo, NativeContextOptions } from "./native/addonTypes.js";
 import { nativeAddon } from "./native/loadAddon.js";
-import { runOcclusion, type OcclusionOptions, type OcclusionResult } from "./occlude.js";
+import { isTokenSegments, occlusionRequest, runOcclusion, type OcclusionOptions, type OcclusionResult } from "./occlude.js";
 import { scoreContinuations, type ScoreOptions, type ScoreResult } from "./score.js";
 import type { TokenSegments } from "./tokenSegments.js";
 
@@ -118,6 +118,23 @@ export class EngineContext implements AsyncDisposable {
     return this.#requireNative().sequencesInUse();
   }
 
+  /**
+   * Whether `occlude(options)` fits this context's KV cache (the same check occlude makes first, with no
+   * work done), so callers can size prompts, e.g. drop the lowest-ranked sets until it fits.
+   */
+  fitsOcclusion(options: OcclusionOptions): boolean {
+    this.#requireKind("generate", "fitsOcclusion");
+    const native = this.#requireNative();
+    const segments = isTokenSegments(options.segments) ? options.segments : this.model.tokenizeSegments(options.segments);
+    try {
+      occlusionRequest(this, native, segments, options);
+      return true;
+    } catch (err) {
+      if (err instanceof EngineLimitError) return false;
+      throw err;
+    }
+  }
+
   /** Token segments of a text prompt, tokenized by this context's model. */
   tokenize(segments: PromptSegments): TokenSegments {
     return this.model.tokenizeSegments(segments);
@@ -153,7 +170,10 @@ export class EngineContext implements AsyncDisposable {
     if (signal?.aborted) throw new AbortError(`${what} was aborted before it started`);
     const previous = this.#queue;
     let release!: () => void;
-    this.#queue = new Promise<void>((r) => (release = r));
+    const mine = new Promise<void>((r) => (release = r));
+    // The next job waits for this one *and* everything before it: a job aborted while still waiting
+    // releases at once, but the job it waited for may still be running on the native context.
+    this.#queue = previous.then(() => mine);
     try {
       await waitOrAbort(previous, signal, what);
       const native = this.#requireNative();

@@ -24,6 +24,23 @@ export class TextDeltas {
     return delta;
   }
 
+  /**
+   * What the detokenized tokens hold beyond the emitted deltas (a held-back partial character, as the
+   * answer text itself shows it), marking it emitted: the closing delta of an answer.
+   */
+  rest(): string {
+    const text = this.#model.detokenize(Int32Array.from(this.#tokens));
+    if (!text.startsWith(this.#emitted)) return "";
+    const delta = text.slice(this.#emitted.length);
+    this.#emitted = text;
+    return delta;
+  }
+
+  /** The text emitted so far (the concatenated deltas). */
+  get emitted(): string {
+    return this.#emitted;
+  }
+
   get tokenCount(): number {
     return this.#tokens.length;
   }

@@ -145,6 +145,25 @@ describe("engine robustness", () => {
     expect((await ctx.occlude({ segments: b, maxTokens: 20 })).occluded.map((o) => o.text)).toEqual(rb.occluded.map((o) => o.text));
   });
 
+  it("engine - a job aborted while it waits does not let the next one start before the running one ends", async () => {
+    const running = ctx.occlude({ segments: storySegments(4, 40), maxTokens: 60 });
+    const waiter = new AbortController();
+    const aborted = ctx.occlude({ segments: storySegments(3, 41), maxTokens: 8, signal: waiter.signal });
+    const third = ctx.occlude({ segments: storySegments(3, 42), maxTokens: 8 });
+    waiter.abort();
+    await expect(aborted).rejects.toBeInstanceOf(AbortError);
+    // Before the fix the third job reached the native context while the first still ran ("busy").
+    const [first, last] = await Promise.all([running, third]);
+    expect(first.occluded).toHaveLength(4);
+    expect(last.occluded).toHaveLength(3);
+  });
+
+  it("engine - fitsOcclusion answers the KV-cache check occlude makes, without running anything", async () => {
+    expect(ctx.fitsOcclusion({ segments: storySegments(3, 43), maxTokens: 8 })).toBe(true);
+    expect(ctx.fitsOcclusion({ segments: storySegments(3, 43), maxTokens: ctx.info.sequenceCells })).toBe(false);
+    expect(() => ctx.fitsOcclusion({ segments: storySegments(3, 43), maxTokens: 0 })).toThrow(EngineArgumentError);
+  });
+
   it("engine - generate streams the tokens of its result; leaving early cancels the job", async () => {
     let streamed = "";
     const tokens: number[] = [];

@@ -5,7 +5,7 @@ export { DEFAULT_CONFIG, type GatewayConfig, type RetrievalModeName, type Strate
 export { CONFIG_KEYS, envName, flagName, loadConfig, type ConfigSources } from "./config/loadConfig.js";
 export { Runtime, type Reranker } from "./runtime/Runtime.js";
 export { runAsk } from "./pipeline/runAsk.js";
-export { runAttribute } from "./pipeline/runAttribute.js";
+export { prepareAttribute, runAttribute } from "./pipeline/runAttribute.js";
 export type { AskEventListener } from "./pipeline/eventSink.js";
 export { FALLBACK_RERANKER } from "./pipeline/rerank.js";
 export { answerSentences, MIN_CITATION_SIMILARITY } from "./pipeline/citations.js";

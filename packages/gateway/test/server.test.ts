@@ -4,6 +4,9 @@ import {
   AttributeRequest,
   AttributionMethod,
   Baseline,
+  EngineStrategy,
+  FinishReason,
+  SelectionStrategy,
   IndexServiceClient,
   RetrievalMode,
   type AskEventOf,
@@ -85,8 +88,9 @@ describe("gateway server", () => {
     // The selection follows from the α table: the core's elbow on the same numbers keeps the same sets.
     const alphas = Object.fromEntries(ATTRIBUTION_METRICS.map((m, k) => [m, attribution.rows.map((r) => r.scores[k]!.alpha)]));
     const again = selectChunkSets({ sets: attribution.rows.map((r) => ({ id: r.setId })), metrics: ATTRIBUTION_METRICS, alphas });
-    expect(selection.selectedSetIds).toEqual(again.kept.map((i) => attribution.rows[i]!.setId));
-    expect(selection.selectedSetIds[0]).toBe(selection.bestSetId);
+    // Kept sets are listed in re-rank order, S* among them.
+    expect(selection.selectedSetIds).toEqual([...again.kept].sort((x, y) => x - y).map((i) => attribution.rows[i]!.setId));
+    expect(selection.selectedSetIds).toContain(selection.bestSetId);
     expect(selection.sets.every((s) => s.reasonText.length > 0)).toBe(true);
 
     // Final context = chunks of the selected sets plus the gap fill, nothing else; citations point inside it.
@@ -95,10 +99,19 @@ describe("gateway server", () => {
     const final = stage(events, "finalAnswer");
     expect([...final.contextChunkIds].sort()).toEqual([...selectedChunks, ...added].sort());
     for (const c of final.citations) for (const id of c.chunkIds) expect(final.contextChunkIds).toContain(id);
-    const streamed = events.flatMap((e) => (e.stage?.$case === "finalAnswerDelta" ? [e.stage.value.text] : [])).join("");
-    expect(streamed).toBe(final.text);
+    const finalDeltas = events.flatMap((e) => (e.stage?.$case === "finalAnswerDelta" ? [e.stage.value] : []));
+    expect(finalDeltas.map((d) => d.text).join("")).toBe(final.text);
+    // Only the last delta of each answer says why it stopped (24 tokens of a story model: the length limit).
+    const initialDeltas = events.flatMap((e) => (e.stage?.$case === "initialAnswerDelta" ? [e.stage.value] : []));
+    for (const deltas of [initialDeltas, finalDeltas]) {
+      expect(deltas.slice(0, -1).every((d) => d.finishReason === FinishReason.FINISH_REASON_UNSPECIFIED)).toBe(true);
+      expect(deltas.at(-1)!.finishReason).toBe(FinishReason.FINISH_REASON_LENGTH);
+    }
 
     const progress = events.flatMap((e) => (e.stage?.$case === "occlusionProgress" ? [e.stage.value] : []));
+    // While the engine runs, progress counts finished generations; the last message carries every outcome.
+    expect(progress.slice(0, -1).map((p) => p.done)).toEqual(progress.slice(0, -1).map((_, i) => i + 1));
+    expect(progress.slice(0, -1).every((p) => p.finished.length === 0)).toBe(true);
     const summary = progress.at(-1)!;
     expect(summary.done).toBe(attribution.rows.length);
     expect(summary.finished.map((f) => f.setId)).toEqual(attribution.rows.map((r) => r.setId));
@@ -146,11 +159,16 @@ describe("gateway server", () => {
     expect(given.initialAnswer).toBe("Weigh the p-aminophenol.");
     expect(given.attribution!.evaluations).toBe(3);
 
+    const unnamed = await attribute(client, AttributeRequest.fromPartial({ question: QUESTION, sets: sets.map((x) => ({ text: x.text })), generation: { maxTokens: 8 } }));
+    expect(unnamed.attribution!.rows.map((r) => r.setId)).toEqual(["0", "1", "2"]);
+
     for (const bad of [
       AttributeRequest.fromPartial({ question: QUESTION, sets: [] }),
       AttributeRequest.fromPartial({ question: QUESTION, sets: [sets[0]!, { ...sets[1]!, setId: "a" }] }),
       AttributeRequest.fromPartial({ question: QUESTION, sets: [{ setId: "x", text: "   " }] }),
       AttributeRequest.fromPartial({ question: "", sets }),
+      AttributeRequest.fromPartial({ question: QUESTION, sets: [{ setId: "big", text: "x".repeat(runtime.config.maxAttributeChars + 1) }] }),
+      AttributeRequest.fromPartial({ question: QUESTION, sets, generation: { strategy: 99 as EngineStrategy } }),
     ]) {
       await expect(attribute(client, bad)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
     }
@@ -168,6 +186,10 @@ describe("gateway server", () => {
       [{ question: QUESTION, retrieval: { mode: 99 as RetrievalMode } }, status.INVALID_ARGUMENT],
       [{ question: QUESTION, requestId: "has.dots" }, status.INVALID_ARGUMENT],
       [{ question: QUESTION, attribution: { method: AttributionMethod.ATTRIBUTION_METHOD_KERNEL_SHAP } }, status.UNIMPLEMENTED],
+      [{ question: QUESTION, attribution: { method: 99 as AttributionMethod } }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, generation: { strategy: 99 as EngineStrategy } }, status.INVALID_ARGUMENT],
+      [{ question: QUESTION, selection: { strategy: 7 as SelectionStrategy, metrics: [] } }, status.INVALID_ARGUMENT],
+      [{ question: `what is \uE000attr-rag-context\uE001 here?` }, status.INVALID_ARGUMENT],
       [{ question: QUESTION, retrieval: { mode: 0, filter: { docIds: ["no-such-doc"], sources: [] } } }, status.NOT_FOUND],
     ];
     for (const [request, code] of cases) {
@@ -215,7 +237,11 @@ describe("gateway server", () => {
 
   it("gateway - 32 concurrent asks against a queue of 8: the extra ones get RESOURCE_EXHAUSTED, the rest finish", async () => {
     const request = AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 4, mode: 0 }, generation: { maxTokens: 6, strategy: 0 } });
-    const outcomes = await Promise.all(Array.from({ length: 32 }, () => askStream(client, request)));
+    const asks = Array.from({ length: 32 }, () => askStream(client, request));
+    // Bad requests sent while the queue is full still get their precise code, not RESOURCE_EXHAUSTED.
+    const bad = await Promise.all(Array.from({ length: 3 }, () => askStream(client, AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 0, mode: 0 } }))));
+    expect(bad.map((o) => o.error?.code)).toEqual([status.INVALID_ARGUMENT, status.INVALID_ARGUMENT, status.INVALID_ARGUMENT]);
+    const outcomes = await Promise.all(asks);
     const exhausted = outcomes.filter((o) => o.error?.code === status.RESOURCE_EXHAUSTED);
     const finished = outcomes.filter((o) => o.error === undefined && o.events.at(-1)?.stage?.$case === "done");
     // One running plus eight queued are served; every other call is refused at once, not queued.

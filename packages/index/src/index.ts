@@ -34,6 +34,7 @@ export {
   shutdown,
   startIndexServer,
   toGrpcStatus,
+  toScoredChunks,
   type GrpcStatus,
   type IndexServerHandle,
   type IndexServiceLimits,

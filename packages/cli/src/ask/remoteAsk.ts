@@ -31,7 +31,7 @@ export function remoteAsk(options: RemoteOptions, request: AskRequest, onEvent: 
     call.on("data", (r: { event?: AskEvent }) => {
       if (r.event !== undefined) onEvent(r.event);
     });
-    call.on("error", (err: { code?: number; details?: string; message?: string }) => reject(signal.aborted ? signal.reason : remoteErrorToCli(err)));
+    call.on("error", (err: { code?: number; details?: string; message?: string }) => reject(signal.aborted ? new CliError("interrupted", 130, { cause: err }) : remoteErrorToCli(err)));
     call.on("end", () => resolve());
   }).finally(() => {
     signal.removeEventListener("abort", onAbort);

@@ -34,10 +34,14 @@ async function ingestDemoCorpus(storeDir: string): Promise<void> {
     try {
       let written = 0;
       let documents = 0;
-      for await (const item of readDocuments([DEMO_CORPUS])) {
-        const result = await store.upsertDocument(item.document, (texts) => embedder.embed(texts));
-        documents++;
-        if (result.status !== "unchanged") written += result.chunkCount;
+      try {
+        for await (const item of readDocuments([DEMO_CORPUS])) {
+          const result = await store.upsertDocument(item.document, (texts) => embedder.embed(texts));
+          documents++;
+          if (result.status !== "unchanged") written += result.chunkCount;
+        }
+      } catch (err) {
+        throw storeErrorToCli(err);
       }
       process.stderr.write(`demo: ${documents} documents in ${storeDir} (${written} chunks embedded now)\n`);
     } finally {

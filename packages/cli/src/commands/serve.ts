@@ -45,8 +45,10 @@ export function registerServeCommand(program: Command): void {
       await server.close();
       process.stderr.write("attr-rag: stopped\n");
     } finally {
-      if (server !== undefined) await server.close();
-      else await runtime.dispose();
+      // A failure while stopping must not hide the stop itself (or an earlier error) behind a stack trace.
+      await (server !== undefined ? server.close() : runtime.dispose()).catch((err: unknown) => {
+        process.stderr.write(`attr-rag: while stopping: ${(err as Error).message}\n`);
+      });
     }
   });
 }

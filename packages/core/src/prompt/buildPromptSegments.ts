@@ -45,6 +45,9 @@ export function buildPromptSegments(parts: PromptParts, template: ChatTemplate =
   if (typeof parts.question !== "string" || parts.question.trim() === "") {
     throw new RangeError("buildPromptSegments: the question is empty");
   }
+  for (const [what, text] of [["the question", parts.question], ["the system prompt", parts.system ?? ""], ["the instruction", parts.instruction ?? ""]] as const) {
+    if (text.includes(CONTEXT_MARK)) throw new RangeError(`buildPromptSegments: ${what} contains a reserved marker`);
+  }
   parts.sets.forEach((text, i) => {
     if (typeof text !== "string" || text.trim() === "") {
       throw new RangeError(`buildPromptSegments: context set ${contextLabel(i)} is empty; drop it before building the prompt`);

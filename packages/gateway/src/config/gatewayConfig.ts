@@ -49,6 +49,8 @@ export interface GatewayConfig {
   maxQueuedAsks: number;
   /** Max context sets in an Attribute request. */
   maxAttributeSets: number;
+  /** Max characters of an Attribute request's set texts and initial answer together. */
+  maxAttributeChars: number;
   /** Bearer token required in the `authorization` metadata of every AttrRagService/IndexService call. */
   authToken?: string;
   /** PEM certificate chain and key: serve TLS instead of plaintext. */
@@ -79,4 +81,5 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
   maxConcurrentAsks: 1,
   maxQueuedAsks: 8,
   maxAttributeSets: 64,
+  maxAttributeChars: 200_000,
 };

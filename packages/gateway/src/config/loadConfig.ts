@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ATTRIBUTION_METRICS, isAttributionMetric } from "@attr-rag/core";
+import { MAX_QUERY_CHARS } from "@attr-rag/index";
 import { ConfigError } from "./ConfigError.js";
 import { DEFAULT_CONFIG, type GatewayConfig } from "./gatewayConfig.js";
 
@@ -24,7 +25,7 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   minVotes: { type: "int", min: 1, help: "metrics that must select a set to keep it" },
   epsilon: { type: "number", min: 0, help: "below this α everywhere, the context was ignored" },
   maxSets: { type: "int", min: 1, help: "keep at most this many sets" },
-  maxGap: { type: "int", min: 0, help: "fill gaps of at most this many chunks between selected chunks" },
+  maxGap: { type: "int", min: 0, max: 1000, help: "fill gaps of at most this many chunks between selected chunks" },
   maxTokens: { type: "int", min: 1, help: "max new tokens per answer" },
   strategy: { type: "enum", values: ["naive", "prefix-shared", "speculative"], help: "occlusion engine: naive | prefix-shared | speculative" },
   threads: { type: "int", min: 0, max: 1024, help: "engine CPU threads, 0 = all" },
@@ -32,12 +33,13 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   contextSize: { type: "int", min: 256, help: "generator KV cells, shared by its parallel sequences" },
   sequences: { type: "int", min: 2, max: 256, help: "parallel sequences of the generator (each gets contextSize/sequences cells)" },
   batchSize: { type: "int", min: 32, help: "tokens per llama_decode call" },
-  maxQuestionChars: { type: "int", min: 1, help: "server limit: question length" },
+  maxQuestionChars: { type: "int", min: 1, max: MAX_QUERY_CHARS, help: "server limit: question length" },
   maxK: { type: "int", min: 1, max: 10_000, help: "server limit: retrieval k and baseline k" },
   maxMaxTokens: { type: "int", min: 1, help: "server limit: max_tokens of a request" },
   maxConcurrentAsks: { type: "int", min: 1, help: "asks (and attributes) running at once" },
   maxQueuedAsks: { type: "int", min: 0, help: "asks waiting for a slot; more get RESOURCE_EXHAUSTED" },
   maxAttributeSets: { type: "int", min: 1, help: "server limit: context sets in one Attribute call" },
+  maxAttributeChars: { type: "int", min: 1, help: "server limit: characters of an Attribute call's sets and initial answer" },
   authToken: { type: "string", help: "require `authorization: Bearer TOKEN` on AttrRagService and IndexService calls" },
   tlsCert: { type: "string", help: "PEM certificate chain: serve TLS (with tlsKey)" },
   tlsKey: { type: "string", help: "PEM private key for tlsCert" },
@@ -75,8 +77,13 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
       throw new ConfigError(`no ${key} configured: pass --${key}, set ${envName(key)}, or put "${key}" in the config file`);
     }
   }
-  if ((merged.tlsCert === undefined) !== (merged.tlsKey === undefined)) throw new ConfigError("TLS needs both tlsCert and tlsKey (PEM files)");
-  return merged as unknown as GatewayConfig;
+  const config = merged as unknown as GatewayConfig;
+  if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) throw new ConfigError("TLS needs both tlsCert and tlsKey (PEM files)");
+  if (config.embedder !== "use-lite" && !/^gguf:.+/.test(config.embedder)) throw new ConfigError(`embedder must be "use-lite" or "gguf:/path/to/model.gguf", got "${config.embedder}"`);
+  // Defaults beyond the server's own limits would make every request that relies on them fail.
+  if (config.k > config.maxK) throw new ConfigError(`k (${config.k}) is above maxK (${config.maxK}); raise maxK or lower k`);
+  if (config.maxTokens > config.maxMaxTokens) throw new ConfigError(`maxTokens (${config.maxTokens}) is above maxMaxTokens (${config.maxMaxTokens}); raise maxMaxTokens or lower maxTokens`);
+  return config;
 }
 
 function readConfigFile(path: string): Record<string, unknown> {

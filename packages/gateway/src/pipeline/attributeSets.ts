@@ -1,19 +1,26 @@
 import { status } from "@grpc/grpc-js";
 import {
   AttributionMethod,
+  FinishReason,
+  SelectionDecision,
+  SelectionFlag,
+  SelectionReason,
+  type AnswerDelta,
   type AttributionTable as ProtoTable,
   type EngineCounters,
   type OcclusionOutcome,
   type OcclusionProgress,
   type SelectionExplanation,
 } from "@attr-rag/contracts";
-import { attributionScores, buildPromptSegments, selectChunkSets, type SelectionResult } from "@attr-rag/core";
+import { attributionScores, selectChunkSets, type SelectionResult } from "@attr-rag/core";
 import { TextDeltas, type GeneratedSequence } from "@attr-rag/engine";
 import { ServiceError } from "@attr-rag/index";
 import type { Runtime } from "../runtime/Runtime.js";
 import { answerEmbeddings } from "./answerEmbeddings.js";
+import { buildPrompt } from "./buildPrompt.js";
+import { closingDelta } from "./closingDelta.js";
 import { occlusionCounters } from "./counters.js";
-import { setsThatFit } from "./fitSetsToContext.js";
+import { occlusionSetsThatFit } from "./fitSetsToContext.js";
 import { metricToProto } from "./protoNames.js";
 import type { ResolvedGeneration, ResolvedSelection } from "./resolveAsk.js";
 import { selectionToProto } from "./selectionToProto.js";
@@ -37,7 +44,9 @@ export interface AttributeSetsInput {
 }
 
 export interface AttributeSetsHooks {
-  onInitialDelta?: (text: string) => void;
+  /** A_full as it is generated; the last delta carries the finish reason. */
+  onInitialDelta?: (delta: AnswerDelta) => void;
+  /** Counts while the engine runs (no outcomes), then one message with every set's outcome. */
   onProgress?: (progress: OcclusionProgress) => void;
 }
 
@@ -62,8 +71,8 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
   const { model, generator } = runtime;
   const warnings: string[] = [];
   const template = model.chatTemplate();
-  let tokens = model.tokenizeSegments(buildPromptSegments({ question: input.question, sets: input.sets.map((s) => s.text) }, template));
-  const fit = setsThatFit(tokens, input.generation.maxTokens, runtime.sequenceCells);
+  let tokens = model.tokenizeSegments(buildPrompt(input.question, input.sets.map((s) => s.text), template));
+  const fit = occlusionSetsThatFit(generator, tokens, input.generation.maxTokens, input.generation.strategy);
   let sets = input.sets;
   if (fit < input.sets.length && !input.dropSetsThatDoNotFit) {
     throw new ServiceError(
@@ -81,30 +90,53 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
     tokens = { prefix: tokens.prefix, blocks: tokens.blocks.slice(0, fit), suffix: tokens.suffix };
   }
 
-  const deltas = new TextDeltas(model);
-  let done = 0;
-  const started = performance.now();
   const givenFull =
     input.initialAnswer === undefined ? undefined : { tokens: model.tokenize(input.initialAnswer, { addSpecial: false, parseSpecial: false }), endedWithEog: true };
+  const deltas = new TextDeltas(model);
+  const { maxTokens, strategy } = input.generation;
+  // A_full's deltas come first, then occlusion progress (the documented event order). Naive and speculative
+  // finish A_full before any occluded answer, so the first finished occluded answer closes it; prefix-shared
+  // decodes it together with the others, so its progress is held back until the run ends.
+  let fullClosed = givenFull !== undefined;
+  const heldBack: OcclusionProgress[] = [];
+  const closeFull = (delta: AnswerDelta) => {
+    fullClosed = true;
+    hooks.onInitialDelta?.(delta);
+    for (const p of heldBack.splice(0)) hooks.onProgress?.(p);
+  };
+  let done = 0;
+  // Native progress can trail the result; nothing may be emitted once the stage has moved on.
+  let closed = false;
+  const started = performance.now();
   const result = await generator.occlude({
     segments: tokens,
-    maxTokens: input.generation.maxTokens,
-    strategy: input.generation.strategy,
+    maxTokens,
+    strategy,
     signal,
     ...(givenFull ? { givenFull } : {}),
     onFullToken: (token) => {
+      if (closed || fullClosed) return;
       const text = deltas.push(token);
-      if (text !== "") hooks.onInitialDelta?.(text);
+      if (text !== "") hooks.onInitialDelta?.({ text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
     },
-    onSequenceDone: (index) => {
-      done++;
-      hooks.onProgress?.({ done, total: sets.length, finished: [{ setIndex: index, setId: sets[index]!.id, tokenCount: 0 }] });
+    onSequenceDone: () => {
+      if (closed) return;
+      const progress = { done: ++done, total: sets.length, finished: [] };
+      if (!fullClosed && strategy !== "prefix-shared") {
+        const finishReason = deltas.tokenCount >= maxTokens ? FinishReason.FINISH_REASON_LENGTH : FinishReason.FINISH_REASON_STOP;
+        closeFull({ text: deltas.rest(), finishReason });
+      }
+      if (fullClosed) hooks.onProgress?.(progress);
+      else heldBack.push(progress);
     },
   });
+  closed = true;
   const occlusionWallMs = performance.now() - started;
+  if (!fullClosed) closeFull(closingDelta(result.full, deltas.emitted));
   const full = input.initialAnswer ?? result.full.text;
   const occludedTexts = result.occluded.map((a) => a.text);
   const outcomes = result.occluded.map((a, j) => outcome(a, result.full, j, sets[j]!.id, input.includeOccludedAnswers));
+  hooks.onProgress?.({ done: sets.length, total: sets.length, finished: outcomes });
 
   const t0 = performance.now();
   const metrics = input.selection.metrics;
@@ -126,6 +158,22 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
     },
   );
   const selection = selectionToProto(selected, sets.map((s) => s.id), alphas.alphas, input.selection, minVotes < input.selection.minVotes);
+  if (sets.length < input.sets.length) {
+    selection.flags.push(SelectionFlag.SELECTION_FLAG_TRUNCATED_BY_CONTEXT_WINDOW);
+    input.sets.slice(sets.length).forEach((s, k) =>
+      selection.sets.push({
+        setIndex: sets.length + k,
+        setId: s.id,
+        decision: SelectionDecision.SELECTION_DECISION_DROPPED,
+        reason: SelectionReason.SELECTION_REASON_CONTEXT_WINDOW,
+        reasonText: `dropped before attribution: the prompt with it would not fit one sequence of the generator context (${runtime.sequenceCells} cells)`,
+        votes: 0,
+        argmaxVotes: 0,
+        meanAlpha: 0,
+        metricVotes: [],
+      }),
+    );
+  }
   const selectionMs = performance.now() - t1;
   if (selected.contextIgnored) warnings.push("every α was below ε: the answer did not depend on the context; kept the top re-ranked set");
 

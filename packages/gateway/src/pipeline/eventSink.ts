@@ -7,12 +7,12 @@ export type AskEventListener = (event: AskEvent) => void;
 /** Numbers and timestamps the events of one request; every stage goes out through `emit`. */
 export class EventSink {
   readonly requestId: string;
-  readonly startedAt = performance.now();
   #sequence = 0;
 
   constructor(
     readonly listener: AskEventListener,
     requestId?: string,
+    readonly startedAt: number = performance.now(),
   ) {
     this.requestId = requestId ?? randomUUID();
   }

@@ -1,8 +1,9 @@
-import type { EngineCounters, FinalAnswer } from "@attr-rag/contracts";
-import { buildPromptSegments } from "@attr-rag/core";
+import { FinishReason, type AnswerDelta, type EngineCounters, type FinalAnswer } from "@attr-rag/contracts";
 import { concatTokens } from "@attr-rag/engine";
 import type { Runtime } from "../runtime/Runtime.js";
+import { buildPrompt } from "./buildPrompt.js";
 import { citeAnswer, type AnswerBlock } from "./citations.js";
+import { closingDelta } from "./closingDelta.js";
 import { generationCounters } from "./counters.js";
 import { setsThatFit } from "./fitSetsToContext.js";
 
@@ -21,12 +22,12 @@ export async function generateAnswer(
   question: string,
   blocks: readonly AnswerBlock[],
   maxTokens: number,
-  onDelta: (text: string) => void,
+  onDelta: (delta: AnswerDelta) => void,
   signal: AbortSignal,
 ): Promise<GeneratedAnswer> {
   const { model, generator } = runtime;
   const warnings: string[] = [];
-  let tokens = model.tokenizeSegments(buildPromptSegments({ question, sets: blocks.map((b) => b.text) }, model.chatTemplate()));
+  let tokens = model.tokenizeSegments(buildPrompt(question, blocks.map((b) => b.text), model.chatTemplate()));
   const fit = setsThatFit(tokens, maxTokens, runtime.sequenceCells);
   if (fit < blocks.length) {
     warnings.push(`context window: the answer used the first ${fit} of ${blocks.length} context blocks; raise contextSize or lower sequences`);
@@ -36,12 +37,17 @@ export async function generateAnswer(
   const prompt = concatTokens([tokens.prefix, ...tokens.blocks, tokens.suffix]);
   const started = performance.now();
   const stream = generator.generate(prompt, { maxTokens, signal });
+  let emitted = "";
   let next = await stream.next();
   while (!next.done) {
-    if (next.value.text !== "") onDelta(next.value.text);
+    if (next.value.text !== "") {
+      emitted += next.value.text;
+      onDelta({ text: next.value.text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
+    }
     next = await stream.next();
   }
   const answer = next.value;
+  onDelta(closingDelta(answer, emitted));
   const elapsed = performance.now() - started;
   const citations = await citeAnswer(answer.text, blocks, runtime.embedder, signal);
   return {

@@ -4,6 +4,7 @@ import {
   Baseline,
   EngineStrategy,
   RetrievalMode,
+  SelectionStrategy,
   attributionMethodToJSON,
   type AskRequest,
   type AttributionMetric as ProtoMetric,
@@ -14,6 +15,7 @@ import type { AttributionMetric } from "@attr-rag/core";
 import { isSubjectToken } from "@attr-rag/contracts";
 import { ServiceError } from "@attr-rag/index";
 import type { GatewayConfig, RetrievalModeName, StrategyName } from "../config/gatewayConfig.js";
+import { buildPrompt } from "./buildPrompt.js";
 import { metricFromProto } from "./protoNames.js";
 
 export interface ResolvedSelection {
@@ -58,10 +60,7 @@ export function resolveAsk(request: AskRequest, config: GatewayConfig): Resolved
   const baseline = baselineName(request.baseline?.baseline ?? Baseline.BASELINE_UNSPECIFIED);
   const baselineK = request.baseline?.k ?? k;
   if (baseline !== "none" && (baselineK < 1 || baselineK > config.maxK)) throw invalid(`baseline.k must be 1..${config.maxK}, got ${baselineK}`);
-  const method = request.attribution?.method ?? AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED;
-  if (method !== AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED && method !== AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION) {
-    throw new ServiceError(status.UNIMPLEMENTED, `attribution method ${attributionMethodToJSON(method)} is not available in this version; use ATTRIBUTION_METHOD_OCCLUSION`);
-  }
+  checkAttributionMethod(request.attribution?.method);
   if (request.requestId !== undefined && (!isSubjectToken(request.requestId) || request.requestId.length > 128)) {
     throw invalid("request_id must be 1-128 characters without spaces, dots, '*' or '>'");
   }
@@ -82,14 +81,26 @@ export function resolveAsk(request: AskRequest, config: GatewayConfig): Resolved
   };
 }
 
+/** Occlusion is the method this version runs; the others are defined in the API and answer UNIMPLEMENTED. */
+export function checkAttributionMethod(method: AttributionMethod = AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED): void {
+  if (method === AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED || method === AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION) return;
+  const name = attributionMethodToJSON(method);
+  if (name === "UNRECOGNIZED") throw invalid(`attribution.method ${String(method)} is not a defined AttributionMethod`);
+  throw new ServiceError(status.UNIMPLEMENTED, `attribution method ${name} is not available in this version; use ATTRIBUTION_METHOD_OCCLUSION`);
+}
+
 export function checkQuestion(question: string, config: GatewayConfig): string {
   const q = question.trim();
   if (q === "") throw invalid("question is empty");
   if (q.length > config.maxQuestionChars) throw invalid(`question has ${q.length} characters; the limit is ${config.maxQuestionChars}`);
+  buildPrompt(q, []); // refuses what the prompt layout cannot carry (its reserved marker) before any work
   return q;
 }
 
 export function resolveSelection(p: SelectionParams | undefined, config: GatewayConfig): ResolvedSelection {
+  if (p !== undefined && p.strategy !== SelectionStrategy.SELECTION_STRATEGY_UNSPECIFIED && p.strategy !== SelectionStrategy.SELECTION_STRATEGY_ELBOW) {
+    throw invalid(`selection.strategy ${String(p.strategy)} is not a defined SelectionStrategy; use SELECTION_STRATEGY_ELBOW`);
+  }
   const metrics = p && p.metrics.length > 0 ? [...new Set(p.metrics.map((m: ProtoMetric) => metricFromProto(m)))] : config.metrics;
   const tau = p?.tau ?? config.tau;
   const epsilon = p?.epsilon ?? config.epsilon;
@@ -117,15 +128,23 @@ export function resolveSelection(p: SelectionParams | undefined, config: Gateway
 export function resolveGeneration(g: GenerationOptions | undefined, config: GatewayConfig): ResolvedGeneration {
   const maxTokens = g?.maxTokens ?? config.maxTokens;
   if (maxTokens < 1 || maxTokens > config.maxMaxTokens) throw invalid(`generation.max_tokens must be 1..${config.maxMaxTokens}, got ${maxTokens}`);
-  const strategy: StrategyName =
-    g?.strategy === EngineStrategy.ENGINE_STRATEGY_NAIVE
-      ? "naive"
-      : g?.strategy === EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED
-        ? "prefix-shared"
-        : g?.strategy === EngineStrategy.ENGINE_STRATEGY_SPECULATIVE
-          ? "speculative"
-          : config.strategy;
+  const strategy = strategyName(g?.strategy ?? EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED, config);
   return { maxTokens, strategy };
+}
+
+function strategyName(s: EngineStrategy, config: GatewayConfig): StrategyName {
+  switch (s) {
+    case EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED:
+      return config.strategy;
+    case EngineStrategy.ENGINE_STRATEGY_NAIVE:
+      return "naive";
+    case EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED:
+      return "prefix-shared";
+    case EngineStrategy.ENGINE_STRATEGY_SPECULATIVE:
+      return "speculative";
+    default:
+      throw invalid(`generation.strategy ${String(s)} is not a defined EngineStrategy`);
+  }
 }
 
 function baselineName(b: Baseline): ResolvedAsk["baseline"] {

@@ -1,6 +1,6 @@
-import type { Retrieved, ScoredChunk } from "@attr-rag/contracts";
+import type { Retrieved } from "@attr-rag/contracts";
 import type { RetrievedChunk } from "@attr-rag/core";
-import { chunkConverter, type SearchHit } from "@attr-rag/index";
+import { toScoredChunks, type SearchHit } from "@attr-rag/index";
 import type { Runtime } from "../runtime/Runtime.js";
 import { modeToProto } from "./protoNames.js";
 import type { ResolvedAsk } from "./resolveAsk.js";
@@ -23,16 +23,7 @@ export async function retrieve(runtime: Runtime, ask: ResolvedAsk, k: number, si
       : ask.mode === "dense"
         ? runtime.store.searchDense(queryVector!, filters)
         : runtime.store.searchHybrid(ask.question, queryVector!, { ...filters, ...(ask.rrfK !== undefined ? { rrfK: ask.rrfK } : {}) });
-  const toChunk = chunkConverter(runtime.store);
   const chunks = hits.map((h, i): RetrievedChunk => ({ id: h.chunkId, docId: h.docId, ordinal: h.ordinal, start: h.start, end: h.end, text: h.text, rank: i + 1, score: h.score }));
-  const scored = hits.map(
-    (h, i): ScoredChunk => ({
-      chunk: toChunk(h),
-      score: h.score,
-      rank: i + 1,
-      ...(h.ranks?.dense !== undefined ? { denseRank: h.ranks.dense } : {}),
-      ...(h.ranks?.bm25 !== undefined ? { bm25Rank: h.ranks.bm25 } : {}),
-    }),
-  );
+  const scored = toScoredChunks(runtime.store, hits, modeToProto(ask.mode));
   return { chunks, queryVector: queryVector!, event: { chunks: scored, mode: modeToProto(ask.mode), embedder: ask.mode === "bm25" ? "" : runtime.embedder.id } };
 }

@@ -18,9 +18,16 @@ import { retrieve } from "./retrieve.js";
  * section 1) or a Table I baseline. The one code path behind the gRPC service and `attr-rag ask`.
  * Rejects with a ServiceError (precise gRPC code) on bad input; `signal` stops the engine work at once.
  */
-export async function runAsk(runtime: Runtime, request: AskRequest, listener: AskEventListener, signal: AbortSignal): Promise<void> {
+export async function runAsk(
+  runtime: Runtime,
+  request: AskRequest,
+  listener: AskEventListener,
+  signal: AbortSignal,
+  /** When the request was accepted (performance.now()), so queue time counts in elapsed_ms. */
+  acceptedAt: number = performance.now(),
+): Promise<void> {
   const ask = resolveAsk(request, runtime.config);
-  const sink = new EventSink(listener, ask.requestId);
+  const sink = new EventSink(listener, ask.requestId, acceptedAt);
   if (ask.baseline === "none") await runAttrRag(runtime, ask, sink, signal);
   else await runBaseline(runtime, ask, sink, signal);
 }
@@ -60,24 +67,24 @@ async function runAttrRag(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, s
     runtime,
     { question: ask.question, sets: ordered.map((s) => ({ id: s.id, text: chunkSetText(s) })), generation: ask.generation, selection: ask.selection, includeOccludedAnswers: ask.includeOccludedAnswers, dropSetsThatDoNotFit: true },
     {
-      onInitialDelta: (text) => sink.emit({ $case: "initialAnswerDelta", value: { text, finishReason: 0 } }),
+      onInitialDelta: (delta) => sink.emit({ $case: "initialAnswerDelta", value: delta }),
       onProgress: (progress) => sink.emit({ $case: "occlusionProgress", value: progress }),
     },
     signal,
   );
   warnings.push(...attributed.warnings);
-  sink.emit({ $case: "occlusionProgress", value: { done: attributed.outcomes.length, total: attributed.outcomes.length, finished: attributed.outcomes } });
   Object.assign(timings, attributed.timings);
   sink.emit({ $case: "attribution", value: attributed.table });
   sink.emit({ $case: "selection", value: attributed.selection });
 
-  const kept: ChunkSet[] = attributed.selected.kept.map((i) => ordered[i]!);
+  const kept: ChunkSet[] = [...attributed.selected.kept].sort((a, b) => a - b).map((i) => ordered[i]!);
   const [filled, gapFillMs] = await timed(() => fillSelectedGaps(runtime, kept, ask.selection.maxGap));
   timings.gapFillMs = gapFillMs;
+  warnings.push(...filled.warnings);
   sink.emit({ $case: "gapFill", value: filled.event });
 
   const [answer, finalMs] = await timed(() =>
-    generateAnswer(runtime, ask.question, filled.blocks, ask.generation.maxTokens, (text) => sink.emit({ $case: "finalAnswerDelta", value: { text, finishReason: 0 } }), signal),
+    generateAnswer(runtime, ask.question, filled.blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
   );
   timings.finalAnswerMs = finalMs;
   warnings.push(...answer.warnings);
@@ -112,7 +119,7 @@ async function runBaseline(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, 
   }
   const blocks: AnswerBlock[] = chunks.slice(0, ask.baselineK).map((c) => ({ text: c.text, chunkIds: [c.id], chunkTexts: [c.text] }));
   const [answer, finalMs] = await timed(() =>
-    generateAnswer(runtime, ask.question, blocks, ask.generation.maxTokens, (text) => sink.emit({ $case: "finalAnswerDelta", value: { text, finishReason: 0 } }), signal),
+    generateAnswer(runtime, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
   );
   timings.finalAnswerMs = finalMs;
   warnings.push(...answer.warnings);

@@ -1,44 +1,50 @@
 import { status } from "@grpc/grpc-js";
 import type { AttributeRequest, AttributeResponse } from "@attr-rag/contracts";
 import { ServiceError } from "@attr-rag/index";
+import type { GatewayConfig } from "../config/gatewayConfig.js";
 import type { Runtime } from "../runtime/Runtime.js";
-import { attributeSets, type SetText } from "./attributeSets.js";
-import { checkQuestion, resolveAsk, resolveGeneration, resolveSelection } from "./resolveAsk.js";
+import { attributeSets, type AttributeSetsInput, type SetText } from "./attributeSets.js";
+import { checkAttributionMethod, checkQuestion, resolveGeneration, resolveSelection } from "./resolveAsk.js";
 
 const invalid = (message: string) => new ServiceError(status.INVALID_ARGUMENT, message);
 
-/** Attribute: steps 4-7 on caller-supplied context sets (no retrieval, re-ranking or gap fill). */
-export async function runAttribute(runtime: Runtime, request: AttributeRequest, signal: AbortSignal): Promise<AttributeResponse> {
-  const { config } = runtime;
+/** Checks an Attribute request against the limits and applies the defaults; cheap, so it runs before admission. */
+export function prepareAttribute(request: AttributeRequest, config: GatewayConfig): AttributeSetsInput {
   const question = checkQuestion(request.question, config);
-  // The same checks as Ask for the shared options (method, metrics, limits).
-  resolveAsk({ question, includeOccludedAnswers: false, ...(request.attribution ? { attribution: request.attribution } : {}) }, config);
+  checkAttributionMethod(request.attribution?.method);
   if (request.sets.length === 0) throw invalid("sets is empty: give at least one context set to attribute");
   if (request.sets.length > config.maxAttributeSets) throw invalid(`${request.sets.length} sets; the limit is ${config.maxAttributeSets}`);
+  const chars = request.sets.reduce((n, s) => n + s.text.length, 0) + (request.initialAnswer?.length ?? 0);
+  if (chars > config.maxAttributeChars) {
+    throw invalid(`the sets and initial answer hold ${chars} characters; the limit is ${config.maxAttributeChars}`);
+  }
   const seen = new Set<string>();
   const sets: SetText[] = request.sets.map((s, i) => {
     if (s.text.trim() === "") throw invalid(`sets[${i}] has empty text`);
-    const id = s.setId ?? `set-${i + 1}`;
+    // The proto's default id: the set's 0-based index in decimal.
+    const id = s.setId ?? String(i);
     if (id === "" || seen.has(id)) throw invalid(`sets[${i}] has ${id === "" ? "an empty" : "a duplicate"} set_id "${id}"`);
     seen.add(id);
     return { id, text: s.text };
   });
   if (request.initialAnswer !== undefined && request.initialAnswer.trim() === "") throw invalid("initial_answer is set but empty");
+  return {
+    question,
+    sets,
+    generation: resolveGeneration(request.generation, config),
+    selection: resolveSelection(request.selection, config),
+    includeOccludedAnswers: request.includeOccludedAnswers,
+    // The caller chose these sets: refusing is better than attributing a subset of them.
+    dropSetsThatDoNotFit: false,
+    ...(request.initialAnswer !== undefined ? { initialAnswer: request.initialAnswer } : {}),
+  };
+}
+
+/** Attribute: steps 4-7 on caller-supplied context sets (no retrieval, re-ranking or gap fill). */
+export async function runAttribute(runtime: Runtime, request: AttributeRequest | AttributeSetsInput, signal: AbortSignal): Promise<AttributeResponse> {
+  const input = "dropSetsThatDoNotFit" in request ? request : prepareAttribute(request, runtime.config);
   const started = performance.now();
-  const result = await attributeSets(
-    runtime,
-    {
-      question,
-      sets,
-      generation: resolveGeneration(request.generation, config),
-      selection: resolveSelection(request.selection, config),
-      includeOccludedAnswers: request.includeOccludedAnswers,
-      dropSetsThatDoNotFit: false,
-      ...(request.initialAnswer !== undefined ? { initialAnswer: request.initialAnswer } : {}),
-    },
-    {},
-    signal,
-  );
+  const result = await attributeSets(runtime, input, {}, signal);
   return {
     initialAnswer: result.initialAnswer,
     occluded: result.outcomes,

@@ -62,7 +62,7 @@ export function selectionToProto(
   if (!result.contextIgnored && result.decisions.some((d) => d.index !== best.index && d.argmaxVotes.length === best.argmaxVotes.length)) {
     flags.push(SelectionFlag.SELECTION_FLAG_BEST_SET_TIE_BROKEN);
   }
-  const selectedSetIds = result.kept.map((i) => setIds[i]!);
+  const selectedSetIds = [...result.kept].sort((a, b) => a - b).map((i) => setIds[i]!);
   return {
     params: {
       strategy: SelectionStrategy.SELECTION_STRATEGY_ELBOW,

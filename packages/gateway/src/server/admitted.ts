@@ -3,14 +3,16 @@ import { checkBearer } from "./auth.js";
 import type { ServerContext } from "./serverContext.js";
 
 /**
- * The gate every engine-running call passes: the bearer token, then a slot in the bounded admission queue;
- * `work` runs holding the slot, which is released however it ends.
+ * The gate every engine-running call passes: the bearer token, then `validate` (so a bad request gets its
+ * precise code at once instead of waiting in, or being refused by, a full queue), then a slot in the
+ * bounded admission queue; `work` runs holding the slot, which is released however it ends.
  */
-export async function admitted<T>(ctx: ServerContext, metadata: Metadata, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+export async function admitted<P, T>(ctx: ServerContext, metadata: Metadata, signal: AbortSignal, validate: () => P, work: (prepared: P) => Promise<T>): Promise<T> {
   checkBearer(metadata, ctx.runtime.config.authToken);
+  const prepared = validate();
   const release = await ctx.admission.acquire(signal);
   try {
-    return await work();
+    return await work(prepared);
   } finally {
     release();
   }

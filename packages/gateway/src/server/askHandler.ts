@@ -1,6 +1,7 @@
 import type { handleServerStreamingCall } from "@grpc/grpc-js";
 import type { AskRequest, AskResponse } from "@attr-rag/contracts";
 import { callSignal } from "@attr-rag/index";
+import { resolveAsk } from "../pipeline/resolveAsk.js";
 import { runAsk } from "../pipeline/runAsk.js";
 import { admitted } from "./admitted.js";
 import type { ServerContext } from "./serverContext.js";
@@ -16,7 +17,9 @@ export function askHandler(ctx: ServerContext): handleServerStreamingCall<AskReq
     const write = (event: AskResponse["event"]) => {
       if (!abort.signal.aborted) call.write({ event });
     };
-    admitted(ctx, call.metadata, abort.signal, () => runAsk(ctx.runtime, call.request, write, abort.signal))
+    const acceptedAt = performance.now();
+    const { runtime } = ctx;
+    admitted(ctx, call.metadata, abort.signal, () => resolveAsk(call.request, runtime.config), () => runAsk(runtime, call.request, write, abort.signal, acceptedAt))
       .then(() => {
         abort.signal.throwIfAborted();
         call.end();

@@ -1,7 +1,7 @@
 import type { handleUnaryCall } from "@grpc/grpc-js";
 import type { AttributeRequest, AttributeResponse } from "@attr-rag/contracts";
 import { callSignal } from "@attr-rag/index";
-import { runAttribute } from "../pipeline/runAttribute.js";
+import { prepareAttribute, runAttribute } from "../pipeline/runAttribute.js";
 import { admitted } from "./admitted.js";
 import type { ServerContext } from "./serverContext.js";
 import { toStatus } from "./toStatus.js";
@@ -10,7 +10,8 @@ import { toStatus } from "./toStatus.js";
 export function attributeHandler(ctx: ServerContext): handleUnaryCall<AttributeRequest, AttributeResponse> {
   return (call, callback) => {
     const abort = callSignal(call);
-    admitted(ctx, call.metadata, abort.signal, () => runAttribute(ctx.runtime, call.request, abort.signal))
+    const { runtime } = ctx;
+    admitted(ctx, call.metadata, abort.signal, () => prepareAttribute(call.request, runtime.config), (input) => runAttribute(runtime, input, abort.signal))
       .then((response) => {
         abort.signal.throwIfAborted();
         callback(null, response);

@@ -10,7 +10,7 @@ export interface AskOutcome {
 export function askStream(
   client: AttrRagServiceClient,
   request: AskRequest,
-  options: { token?: string; deadlineMs?: number; cancelAfter?: number } = {},
+  options: { token?: string; deadlineMs?: number; cancelAfter?: number; onEvent?: (e: AskEvent) => void } = {},
 ): Promise<AskOutcome> {
   const metadata = new Metadata();
   if (options.token !== undefined) metadata.set("authorization", `Bearer ${options.token}`);
@@ -19,6 +19,7 @@ export function askStream(
   return new Promise((resolve) => {
     call.on("data", (r: { event?: AskEvent }) => {
       events.push(r.event!);
+      options.onEvent?.(r.event!);
       if (options.cancelAfter !== undefined && events.length === options.cancelAfter) call.cancel();
     });
     call.on("error", (error: ClientError) => resolve({ events, error }));

@@ -8,3 +8,4 @@ export type { QueryEmbedder } from "./context.js";
 export { chunkConverter } from "./toProtoChunk.js";
 export { callSignal } from "./callSignal.js";
 export { listen, shutdown } from "./serverLifecycle.js";
+export { toScoredChunks } from "./search.js";

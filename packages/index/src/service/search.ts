@@ -1,3 +1,4 @@
+import type { ChunkStore } from "../ChunkStore.js";
 import { RetrievalMode, type ScoredChunk, type SearchRequest, type SearchResponse } from "@attr-rag/contracts";
 import type { SearchFilters, SearchHit } from "../types.js";
 import type { ServiceContext } from "./context.js";
@@ -38,8 +39,9 @@ export function validateSearchRequest(ctx: ServiceContext, request: SearchReques
   return { query, k, mode, filters, rrfK: options?.rrfK };
 }
 
-function toScoredChunks(ctx: ServiceContext, hits: readonly SearchHit[], mode: RetrievalMode): ScoredChunk[] {
-  const toChunk = chunkConverter(ctx.store);
+/** Search hits as proto ScoredChunks: ranks and scores filled in per mode as the proto documents them. */
+export function toScoredChunks(store: ChunkStore, hits: readonly SearchHit[], mode: RetrievalMode): ScoredChunk[] {
+  const toChunk = chunkConverter(store);
   return hits.map((hit, i) => {
     const rank = i + 1;
     const scored: ScoredChunk = { chunk: toChunk(hit), score: hit.score, rank };
@@ -59,7 +61,7 @@ export function searchHandler(ctx: ServiceContext) {
     const { query, k, mode, filters, rrfK } = validateSearchRequest(ctx, request);
     const { store, embedder } = ctx;
     if (mode === RetrievalMode.RETRIEVAL_MODE_BM25) {
-      return { chunks: toScoredChunks(ctx, store.searchBm25(query, { k, ...filters }), mode), mode, embedder: "" };
+      return { chunks: toScoredChunks(ctx.store, store.searchBm25(query, { k, ...filters }), mode), mode, embedder: "" };
     }
     const [vector] = await embedder.embed([query], signal);
     signal.throwIfAborted();
@@ -67,6 +69,6 @@ export function searchHandler(ctx: ServiceContext) {
       mode === RetrievalMode.RETRIEVAL_MODE_DENSE
         ? store.searchDense(vector!, { k, ...filters })
         : store.searchHybrid(query, vector!, { k, ...filters, ...(rrfK !== undefined ? { rrfK } : {}) });
-    return { chunks: toScoredChunks(ctx, hits, mode), mode, embedder: embedder.id };
+    return { chunks: toScoredChunks(ctx.store, hits, mode), mode, embedder: embedder.id };
   });
 }

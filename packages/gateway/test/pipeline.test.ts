@@ -1,0 +1,85 @@
+import { AskRequest, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Runtime, runAsk } from "../src/index.js";
+import { attributeSets } from "../src/pipeline/attributeSets.js";
+import { resolveSelection } from "../src/pipeline/resolveAsk.js";
+import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
+
+function stage<C extends "attribution" | "selection" | "reranked" | "done" | "finalAnswer">(events: readonly AskEvent[], c: C): AskEventOf<C> {
+  return events.find((e) => e.stage?.$case === c)!.stage!.value as AskEventOf<C>;
+}
+
+describe("gateway pipeline (embedded)", () => {
+  let store: Awaited<ReturnType<typeof buildDemoStore>>;
+  let runtime: Runtime;
+
+  beforeAll(async () => {
+    store = await buildDemoStore();
+    // 8,192 cells over 4 sequences: each prompt gets 2,048 tokens, far fewer than twelve chunk sets need.
+    runtime = await Runtime.open(testConfig(store.dir, { contextSize: 8192, sequences: 4 }));
+  });
+  afterAll(async () => {
+    await runtime?.dispose();
+    store?.remove();
+  });
+
+  it("pipeline - sets that do not fit the context window are dropped lowest-ranked first and explained", async () => {
+    const events: AskEvent[] = [];
+    await runAsk(runtime, AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 12, mode: 0 } }), (e) => events.push(e), new AbortController().signal);
+    const reranked = stage(events, "reranked").sets.map((s) => s.setId);
+    const attributed = stage(events, "attribution").rows.map((r) => r.setId);
+    expect(attributed.length).toBeGreaterThan(0);
+    expect(attributed.length).toBeLessThan(reranked.length);
+    expect(attributed).toEqual(reranked.slice(0, attributed.length));
+    const selection = stage(events, "selection");
+    expect(selection.flags).toContain(SelectionFlag.SELECTION_FLAG_TRUNCATED_BY_CONTEXT_WINDOW);
+    // Every re-ranked set has a decision: the ones that did not fit say so.
+    expect(selection.sets.map((s) => s.setId)).toEqual(reranked);
+    for (const s of selection.sets.slice(attributed.length)) {
+      expect(s).toMatchObject({ decision: SelectionDecision.SELECTION_DECISION_DROPPED, reason: SelectionReason.SELECTION_REASON_CONTEXT_WINDOW });
+    }
+    expect(stage(events, "done").warnings.some((w) => w.startsWith("context window:"))).toBe(true);
+    expect(runtime.generator.sequencesInUse()).toBe(0);
+  });
+
+  for (const strategy of ["naive", "prefix-shared", "speculative"] as const) {
+    it(`pipeline - ${strategy}: A_full's deltas add up to it, the last says why it stopped, and progress follows them`, async () => {
+      const order: string[] = [];
+      const deltas: AnswerDelta[] = [];
+      const progress: OcclusionProgress[] = [];
+      const sets = ["Weigh 2.00 g of p-aminophenol.", "Add 2.2 mL of acetic anhydride.", "Heat at 85 °C for 15 minutes.", "Once upon a time there was a cat."].map((text, i) => ({ id: String(i), text }));
+      const result = await attributeSets(
+        runtime,
+        { question: QUESTION, sets, generation: { maxTokens: 20, strategy }, selection: resolveSelection(undefined, runtime.config), includeOccludedAnswers: true, dropSetsThatDoNotFit: false },
+        {
+          onInitialDelta: (d) => (order.push("delta"), deltas.push(d)),
+          onProgress: (p) => (order.push("progress"), progress.push(p)),
+        },
+        new AbortController().signal,
+      );
+      expect(deltas.map((d) => d.text).join("")).toBe(result.initialAnswer);
+      expect(deltas.slice(0, -1).every((d) => d.finishReason === FinishReason.FINISH_REASON_UNSPECIFIED)).toBe(true);
+      expect(deltas.at(-1)!.finishReason).toBe(FinishReason.FINISH_REASON_LENGTH);
+      expect(order.lastIndexOf("delta")).toBeLessThan(order.indexOf("progress"));
+      expect(progress.map((p) => p.done)).toEqual([1, 2, 3, 4, 4]);
+      expect(progress.at(-1)!.finished.map((f) => f.setId)).toEqual(["0", "1", "2", "3"]);
+    });
+  }
+
+  it("pipeline - an aborted ask stops with the abort and leaves the engine free", async () => {
+    const controller = new AbortController();
+    const events: AskEvent[] = [];
+    const run = runAsk(
+      runtime,
+      AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 4, mode: 0 }, generation: { maxTokens: 300, strategy: 0 } }),
+      (e) => {
+        events.push(e);
+        if (e.stage?.$case === "initialAnswerDelta") controller.abort(new Error("stop"));
+      },
+      controller.signal,
+    );
+    await expect(run).rejects.toThrow();
+    expect(events.some((e) => e.stage?.$case === "done")).toBe(false);
+    expect(runtime.generator.sequencesInUse()).toBe(0);
+  });
+});
