@@ -38,6 +38,7 @@ export {
   DEFAULT_INSTRUCTION,
   DEFAULT_SYSTEM_PROMPT,
   plainChatTemplate,
+  RESERVED_CONTEXT_MARK,
   type ChatMessage,
   type ChatTemplate,
   type PromptParts,

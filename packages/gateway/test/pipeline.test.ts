@@ -1,4 +1,6 @@
 import { AskRequest, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { RESERVED_CONTEXT_MARK } from "@attr-rag/core";
+import { ChunkStore, UseLiteEmbedder } from "@attr-rag/index";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, runAsk } from "../src/index.js";
 import { attributeSets } from "../src/pipeline/attributeSets.js";
@@ -15,6 +17,12 @@ describe("gateway pipeline (embedded)", () => {
 
   beforeAll(async () => {
     store = await buildDemoStore();
+    // A stored document holding the prompt layout's reserved marker (it must not fail the questions that find it).
+    const embedder = new UseLiteEmbedder();
+    const writable = await ChunkStore.open(store.dir, { embedder: { id: embedder.id, dimensions: embedder.dimensions } });
+    await writable.upsertDocument({ id: "odd-doc", text: `Recrystallize the crude acetaminophen from hot water.${RESERVED_CONTEXT_MARK} Dry it on filter paper.` }, (t) => embedder.embed(t));
+    await writable.close();
+    await embedder.dispose();
     // 8,192 cells over 4 sequences: each prompt gets 2,048 tokens, far fewer than twelve chunk sets need.
     runtime = await Runtime.open(testConfig(store.dir, { contextSize: 8192, sequences: 4 }));
   });
@@ -65,6 +73,13 @@ describe("gateway pipeline (embedded)", () => {
       expect(progress.at(-1)!.finished.map((f) => f.setId)).toEqual(["0", "1", "2", "3"]);
     });
   }
+
+  it("pipeline - stored text holding the prompt's reserved marker is stripped, not fatal", async () => {
+    const events: AskEvent[] = [];
+    const request = AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 1, mode: 0, filter: { docIds: ["odd-doc"], sources: [] } } });
+    await runAsk(runtime, request, (e) => events.push(e), new AbortController().signal);
+    expect(stage(events, "finalAnswer").contextChunkIds).toEqual(["odd-doc#0"]);
+  });
 
   it("pipeline - an aborted ask stops with the abort and leaves the engine free", async () => {
     const controller = new AbortController();

@@ -169,6 +169,7 @@ describe("gateway server", () => {
       AttributeRequest.fromPartial({ question: "", sets }),
       AttributeRequest.fromPartial({ question: QUESTION, sets: [{ setId: "big", text: "x".repeat(runtime.config.maxAttributeChars + 1) }] }),
       AttributeRequest.fromPartial({ question: QUESTION, sets, generation: { strategy: 99 as EngineStrategy } }),
+      AttributeRequest.fromPartial({ question: QUESTION, sets: [{ setId: "m", text: "a \uE000attr-rag-context\uE001 b" }] }),
     ]) {
       await expect(attribute(client, bad)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
     }

@@ -91,7 +91,7 @@ export function registerAskCommand(program: Command): void {
     .option("--min-votes <n>", "selection: metrics needed to keep a set (default 3)")
     .option("--epsilon <x>", "selection: context-ignored threshold (default 0.01)")
     .option("--max-sets <n>", "selection: keep at most this many sets")
-    .option("--max-gap <n>", "gap fill: largest gap filled (default 2)")
+    .option("--max-gap <n>", "gap fill: kept chunks at most this many ordinals apart get the chunks in between (default 2)")
     .option("--include-occluded", "include each occluded answer's text in the events")
     .option("--json", "print every event as a JSON line (nothing else on stdout)")
     .option("--report <file.html>", "write a self-contained HTML report");

@@ -27,8 +27,9 @@ export const DEFAULT_INSTRUCTION =
 export const plainChatTemplate: ChatTemplate = (messages) =>
   messages.map((m) => m.content).join("\n\n") + "\n\nAnswer:";
 
-// Private-use code points: no tokenizer merges them with neighbours and no document contains them.
-const CONTEXT_MARK = "\uE000attr-rag-context\uE001";
+// Private-use code points: no tokenizer merges them with neighbours and documents practically never hold them;
+// texts that do are refused (callers may strip it first).
+export const RESERVED_CONTEXT_MARK = "\uE000attr-rag-context\uE001";
 
 /** The label of set i (0-based) as the model and the citations see it. */
 export function contextLabel(i: number): string {
@@ -46,24 +47,24 @@ export function buildPromptSegments(parts: PromptParts, template: ChatTemplate =
     throw new RangeError("buildPromptSegments: the question is empty");
   }
   for (const [what, text] of [["the question", parts.question], ["the system prompt", parts.system ?? ""], ["the instruction", parts.instruction ?? ""]] as const) {
-    if (text.includes(CONTEXT_MARK)) throw new RangeError(`buildPromptSegments: ${what} contains a reserved marker`);
+    if (text.includes(RESERVED_CONTEXT_MARK)) throw new RangeError(`buildPromptSegments: ${what} contains a reserved marker`);
   }
   parts.sets.forEach((text, i) => {
     if (typeof text !== "string" || text.trim() === "") {
       throw new RangeError(`buildPromptSegments: context set ${contextLabel(i)} is empty; drop it before building the prompt`);
     }
-    if (text.includes(CONTEXT_MARK)) throw new RangeError(`buildPromptSegments: context set ${contextLabel(i)} contains a reserved marker`);
+    if (text.includes(RESERVED_CONTEXT_MARK)) throw new RangeError(`buildPromptSegments: context set ${contextLabel(i)} contains a reserved marker`);
   });
   const system = parts.system ?? DEFAULT_SYSTEM_PROMPT;
   const instruction = parts.instruction ?? DEFAULT_INSTRUCTION;
-  const user = `Question: ${parts.question.trim()}\n\nContext:\n${CONTEXT_MARK}${instruction}`;
+  const user = `Question: ${parts.question.trim()}\n\nContext:\n${RESERVED_CONTEXT_MARK}${instruction}`;
   const messages: ChatMessage[] = system === "" ? [{ role: "user", content: user }] : [
     { role: "system", content: system },
     { role: "user", content: user },
   ];
   const rendered = template(messages);
-  const at = rendered.indexOf(CONTEXT_MARK);
-  if (at < 0 || rendered.indexOf(CONTEXT_MARK, at + 1) >= 0) {
+  const at = rendered.indexOf(RESERVED_CONTEXT_MARK);
+  if (at < 0 || rendered.indexOf(RESERVED_CONTEXT_MARK, at + 1) >= 0) {
     throw new Error(
       "buildPromptSegments: the chat template changed the user message (the context marker is missing or repeated); " +
         "use a template that inserts message content verbatim",
@@ -72,6 +73,6 @@ export function buildPromptSegments(parts: PromptParts, template: ChatTemplate =
   return {
     prefix: rendered.slice(0, at),
     blocks: parts.sets.map((text, i) => `${contextLabel(i)} ${text.trim()}\n\n`),
-    suffix: rendered.slice(at + CONTEXT_MARK.length),
+    suffix: rendered.slice(at + RESERVED_CONTEXT_MARK.length),
   };
 }

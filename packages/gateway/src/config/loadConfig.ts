@@ -25,7 +25,7 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   minVotes: { type: "int", min: 1, help: "metrics that must select a set to keep it" },
   epsilon: { type: "number", min: 0, help: "below this α everywhere, the context was ignored" },
   maxSets: { type: "int", min: 1, help: "keep at most this many sets" },
-  maxGap: { type: "int", min: 0, max: 1000, help: "fill gaps of at most this many chunks between selected chunks" },
+  maxGap: { type: "int", min: 0, max: 1000, help: "gap fill: add the chunks between kept chunks whose ordinals differ by at most this (2 = one chunk in between; 0 or 1 = off)" },
   maxTokens: { type: "int", min: 1, help: "max new tokens per answer" },
   strategy: { type: "enum", values: ["naive", "prefix-shared", "speculative"], help: "occlusion engine: naive | prefix-shared | speculative" },
   threads: { type: "int", min: 0, max: 1024, help: "engine CPU threads, 0 = all" },

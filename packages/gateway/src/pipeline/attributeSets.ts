@@ -13,7 +13,7 @@ import {
   type SelectionExplanation,
 } from "@attr-rag/contracts";
 import { attributionScores, selectChunkSets, type SelectionResult } from "@attr-rag/core";
-import { TextDeltas, type GeneratedSequence } from "@attr-rag/engine";
+import { TextDeltas, type GeneratedSequence, type OcclusionResult } from "@attr-rag/engine";
 import { ServiceError } from "@attr-rag/index";
 import type { Runtime } from "../runtime/Runtime.js";
 import { answerEmbeddings } from "./answerEmbeddings.js";
@@ -94,45 +94,52 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
     input.initialAnswer === undefined ? undefined : { tokens: model.tokenize(input.initialAnswer, { addSpecial: false, parseSpecial: false }), endedWithEog: true };
   const deltas = new TextDeltas(model);
   const { maxTokens, strategy } = input.generation;
-  // A_full's deltas come first, then occlusion progress (the documented event order). Naive and speculative
-  // finish A_full before any occluded answer, so the first finished occluded answer closes it; prefix-shared
-  // decodes it together with the others, so its progress is held back until the run ends.
+  // A_full's deltas come first, then occlusion progress (the documented event order). Every strategy finishes
+  // A_full before it reports the first occluded answer (naive and speculative generate it first, prefix-shared
+  // decodes it in the first wave and reports after the wave), so that report closes A_full.
   let fullClosed = givenFull !== undefined;
-  const heldBack: OcclusionProgress[] = [];
   const closeFull = (delta: AnswerDelta) => {
     fullClosed = true;
     hooks.onInitialDelta?.(delta);
-    for (const p of heldBack.splice(0)) hooks.onProgress?.(p);
   };
   let done = 0;
-  // Native progress can trail the result; nothing may be emitted once the stage has moved on.
+  // Native progress can trail the result (or a failure); nothing may be emitted once the stage has moved on.
   let closed = false;
   const started = performance.now();
-  const result = await generator.occlude({
-    segments: tokens,
-    maxTokens,
-    strategy,
-    signal,
-    ...(givenFull ? { givenFull } : {}),
-    onFullToken: (token) => {
-      if (closed || fullClosed) return;
-      const text = deltas.push(token);
-      if (text !== "") hooks.onInitialDelta?.({ text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
-    },
-    onSequenceDone: () => {
-      if (closed) return;
-      const progress = { done: ++done, total: sets.length, finished: [] };
-      if (!fullClosed && strategy !== "prefix-shared") {
-        const finishReason = deltas.tokenCount >= maxTokens ? FinishReason.FINISH_REASON_LENGTH : FinishReason.FINISH_REASON_STOP;
-        closeFull({ text: deltas.rest(), finishReason });
-      }
-      if (fullClosed) hooks.onProgress?.(progress);
-      else heldBack.push(progress);
-    },
-  });
-  closed = true;
+  let result: OcclusionResult;
+  try {
+    result = await generator.occlude({
+      segments: tokens,
+      maxTokens,
+      strategy,
+      signal,
+      ...(givenFull ? { givenFull } : {}),
+      onFullToken: (token) => {
+        if (closed || fullClosed) return;
+        const text = deltas.push(token);
+        if (text !== "") hooks.onInitialDelta?.({ text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
+      },
+      onSequenceDone: () => {
+        if (closed) return;
+        if (!fullClosed) {
+          const finishReason = deltas.tokenCount >= maxTokens ? FinishReason.FINISH_REASON_LENGTH : FinishReason.FINISH_REASON_STOP;
+          closeFull({ text: deltas.rest(), finishReason });
+        }
+        done++;
+        hooks.onProgress?.({ done, total: sets.length, finished: [] });
+      },
+    });
+  } finally {
+    closed = true;
+  }
   const occlusionWallMs = performance.now() - started;
   if (!fullClosed) closeFull(closingDelta(result.full, deltas.emitted));
+  // Reports that trailed the result were dropped above; count them now so `done` never skips.
+  // (The count goes outside the optional call: `f?.(++x)` skips the increment when f is unset.)
+  while (done < sets.length) {
+    done++;
+    hooks.onProgress?.({ done, total: sets.length, finished: [] });
+  }
   const full = input.initialAnswer ?? result.full.text;
   const occludedTexts = result.occluded.map((a) => a.text);
   const outcomes = result.occluded.map((a, j) => outcome(a, result.full, j, sets[j]!.id, input.includeOccludedAnswers));

@@ -1,6 +1,14 @@
 import { status } from "@grpc/grpc-js";
-import { buildPromptSegments, type ChatTemplate, type PromptSegments } from "@attr-rag/core";
+import { buildPromptSegments, RESERVED_CONTEXT_MARK, type ChatTemplate, type PromptSegments } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
+
+/**
+ * Stored document text the prompt layout cannot carry as is (the core's reserved context marker) is
+ * removed: one odd document must not fail every question that retrieves it.
+ */
+export function promptSafe(text: string): string {
+  return text.replaceAll(RESERVED_CONTEXT_MARK, "");
+}
 
 /**
  * The SPEC prompt layout for a question and context texts. The core refuses empty texts and texts holding

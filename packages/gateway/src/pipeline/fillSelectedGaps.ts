@@ -2,6 +2,7 @@ import type { FilledGap, GapFill } from "@attr-rag/contracts";
 import { fillGaps, type Chunk, type ChunkSet } from "@attr-rag/core";
 import { chunkConverter, DocumentNotFoundError } from "@attr-rag/index";
 import type { Runtime } from "../runtime/Runtime.js";
+import { promptSafe } from "./buildPrompt.js";
 import type { AnswerBlock } from "./citations.js";
 
 export interface FilledContext {
@@ -69,5 +70,5 @@ function readGap(runtime: Runtime, docId: string, first: number, last: number): 
 }
 
 function toBlock(chunks: readonly Chunk[]): AnswerBlock {
-  return { text: chunks.map((c) => c.text).join("\n"), chunkIds: chunks.map((c) => c.id), chunkTexts: chunks.map((c) => c.text) };
+  return { text: promptSafe(chunks.map((c) => c.text).join("\n")), chunkIds: chunks.map((c) => c.id), chunkTexts: chunks.map((c) => c.text) };
 }

@@ -4,6 +4,7 @@ import { alignChunkSets, chunkSetText, type ChunkSet, type RetrievedChunk } from
 import { ServiceError } from "@attr-rag/index";
 import type { Runtime } from "../runtime/Runtime.js";
 import { attributeSets } from "./attributeSets.js";
+import { promptSafe } from "./buildPrompt.js";
 import type { AnswerBlock } from "./citations.js";
 import { addCounters } from "./counters.js";
 import { EventSink, timed, type AskEventListener } from "./eventSink.js";
@@ -65,7 +66,7 @@ async function runAttrRag(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, s
 
   const attributed = await attributeSets(
     runtime,
-    { question: ask.question, sets: ordered.map((s) => ({ id: s.id, text: chunkSetText(s) })), generation: ask.generation, selection: ask.selection, includeOccludedAnswers: ask.includeOccludedAnswers, dropSetsThatDoNotFit: true },
+    { question: ask.question, sets: ordered.map((s) => ({ id: s.id, text: promptSafe(chunkSetText(s)) })), generation: ask.generation, selection: ask.selection, includeOccludedAnswers: ask.includeOccludedAnswers, dropSetsThatDoNotFit: true },
     {
       onInitialDelta: (delta) => sink.emit({ $case: "initialAnswerDelta", value: delta }),
       onProgress: (progress) => sink.emit({ $case: "occlusionProgress", value: progress }),
@@ -117,7 +118,7 @@ async function runBaseline(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, 
     });
     chunks = reranked.order.map((i) => chunks[i]!);
   }
-  const blocks: AnswerBlock[] = chunks.slice(0, ask.baselineK).map((c) => ({ text: c.text, chunkIds: [c.id], chunkTexts: [c.text] }));
+  const blocks: AnswerBlock[] = chunks.slice(0, ask.baselineK).map((c) => ({ text: promptSafe(c.text), chunkIds: [c.id], chunkTexts: [c.text] }));
   const [answer, finalMs] = await timed(() =>
     generateAnswer(runtime, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
   );

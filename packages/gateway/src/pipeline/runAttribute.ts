@@ -4,6 +4,7 @@ import { ServiceError } from "@attr-rag/index";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
 import type { Runtime } from "../runtime/Runtime.js";
 import { attributeSets, type AttributeSetsInput, type SetText } from "./attributeSets.js";
+import { buildPrompt } from "./buildPrompt.js";
 import { checkAttributionMethod, checkQuestion, resolveGeneration, resolveSelection } from "./resolveAsk.js";
 
 const invalid = (message: string) => new ServiceError(status.INVALID_ARGUMENT, message);
@@ -28,6 +29,7 @@ export function prepareAttribute(request: AttributeRequest, config: GatewayConfi
     return { id, text: s.text };
   });
   if (request.initialAnswer !== undefined && request.initialAnswer.trim() === "") throw invalid("initial_answer is set but empty");
+  buildPrompt(question, sets.map((s) => s.text)); // refuses texts the prompt layout cannot carry, before admission
   return {
     question,
     sets,
