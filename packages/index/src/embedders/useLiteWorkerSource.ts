@@ -14,7 +14,17 @@ const load = (async () => {
   const src = await import(pathToFileURL(workerData.model).href);
   const initModel = emb.initModel ?? emb.default.initModel;
   const modelSource = src.modelSource ?? src.default.modelSource;
-  return initModel(modelSource);
+  // initModel starts TF.js's wasm backend and reads the weights at the same time; when the weights win the
+  // race they touch a backend that is still initializing and it throws "has not yet been initialized".
+  // The backend finishes on its own, so a short wait and another try succeeds.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await initModel(modelSource);
+    } catch (err) {
+      if (attempt >= 5 || !/has not yet been initialized/.test(String(err && err.message))) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
 })();
 load.catch(() => undefined);
 parentPort.on("message", async ({ id, texts }) => {
