@@ -22,10 +22,8 @@ import { healthCheck, reflectedServices } from "./helpers/probes.js";
 
 const ATTR_RAG_ORDER = ["retrieved", "aligned", "reranked", "initialAnswerDelta", "occlusionProgress", "attribution", "selection", "gapFill", "finalAnswerDelta", "finalAnswer", "done"];
 
-function stage<C extends Parameters<typeof pick>[1]>(events: Parameters<typeof pick>[0], c: C) {
-  return pick(events, c);
-}
-function pick<C extends "retrieved" | "aligned" | "reranked" | "attribution" | "selection" | "gapFill" | "finalAnswer" | "done">(
+/** The payload of the first event of one stage. */
+function stage<C extends "retrieved" | "aligned" | "reranked" | "attribution" | "selection" | "gapFill" | "finalAnswer" | "done">(
   events: readonly { stage?: { $case: string; value: unknown } | undefined }[],
   c: C,
 ): AskEventOf<C> {

@@ -61,7 +61,7 @@ export function searchHandler(ctx: ServiceContext) {
     const { query, k, mode, filters, rrfK } = validateSearchRequest(ctx, request);
     const { store, embedder } = ctx;
     if (mode === RetrievalMode.RETRIEVAL_MODE_BM25) {
-      return { chunks: toScoredChunks(ctx.store, store.searchBm25(query, { k, ...filters }), mode), mode, embedder: "" };
+      return { chunks: toScoredChunks(store, store.searchBm25(query, { k, ...filters }), mode), mode, embedder: "" };
     }
     const [vector] = await embedder.embed([query], signal);
     signal.throwIfAborted();
@@ -69,6 +69,6 @@ export function searchHandler(ctx: ServiceContext) {
       mode === RetrievalMode.RETRIEVAL_MODE_DENSE
         ? store.searchDense(vector!, { k, ...filters })
         : store.searchHybrid(query, vector!, { k, ...filters, ...(rrfK !== undefined ? { rrfK } : {}) });
-    return { chunks: toScoredChunks(ctx.store, hits, mode), mode, embedder: embedder.id };
+    return { chunks: toScoredChunks(store, hits, mode), mode, embedder: embedder.id };
   });
 }
