@@ -2,8 +2,11 @@
 """Ask the Attr-RAG gateway a question and print its streamed pipeline events.
 
     /usr/bin/python3 examples/python/ask_client.py --address localhost:50051 --question "Who ...?"
+    /usr/bin/python3 examples/python/ask_client.py --reflect --address localhost:50051 --question "..."
 
-Runs with Debian's python (python3-grpcio, python3-protobuf); see README.md next to this file.
+Runs with Debian's python (python3-grpcio, python3-protobuf); see README.md next to this file. By default
+it uses stubs generated from protos/ (gen/, made on first use); with --reflect it needs no generated code
+and no .proto files: it builds the API from the server's gRPC reflection (reflected_api.py).
 Exit codes: 0 done, 1 setup problem or stream ended without `done`, 2 gRPC error (and bad flags,
 as argparse does), 130 interrupted.
 """
@@ -14,6 +17,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 HERE = Path(__file__).resolve().parent
 GEN = HERE / "gen"
@@ -40,10 +44,29 @@ try:
 except ImportError as error:
     sys.exit(f"ask_client: {error}\nrun with Debian's python: /usr/bin/python3 {sys.argv[0]} ...\n"
              "(missing packages: apt-get install -y python3-grpcio python3-grpc-tools)")
-ensure_stubs()
-from attr_rag.v1 import attr_rag_service_pb2 as svc  # noqa: E402 -- importable only after ensure_stubs()
-from attr_rag.v1 import attr_rag_service_pb2_grpc as svc_grpc  # noqa: E402
-from attr_rag.v1 import attribution_pb2, engine_pb2, pipeline_pb2, retrieval_pb2  # noqa: E402
+from reflected_api import ReflectedApi, ReflectionError  # noqa: E402 -- needs protobuf, checked above
+
+
+def generated_api(channel):
+    """AskRequest, the Ask callable and the enums from the stubs generated from protos/."""
+    ensure_stubs()
+    from attr_rag.v1 import attr_rag_service_pb2 as svc  # importable only after ensure_stubs()
+    from attr_rag.v1 import attr_rag_service_pb2_grpc as svc_grpc
+    from attr_rag.v1 import attribution_pb2, engine_pb2, pipeline_pb2, retrieval_pb2
+    return SimpleNamespace(AskRequest=svc.AskRequest, ask=svc_grpc.AttrRagServiceStub(channel).Ask,
+                           Baseline=pipeline_pb2.Baseline, FinishReason=engine_pb2.FinishReason,
+                           RetrievalMode=retrieval_pb2.RetrievalMode,
+                           AttributionMethod=attribution_pb2.AttributionMethod)
+
+
+def reflected_api(channel, timeout):
+    """The same, built from the server's reflection (no generated code)."""
+    api = ReflectedApi(channel, timeout=timeout)
+    request, ask = api.method("attr_rag.v1.AttrRagService", "Ask")
+    return SimpleNamespace(AskRequest=request, ask=ask, Baseline=api.enum("attr_rag.v1.Baseline"),
+                           FinishReason=api.enum("attr_rag.v1.FinishReason"),
+                           RetrievalMode=api.enum("attr_rag.v1.RetrievalMode"),
+                           AttributionMethod=api.enum("attr_rag.v1.AttributionMethod"))
 
 
 def positive_int(text):
@@ -66,18 +89,20 @@ def parse_args():
     p.add_argument("--tls-ca", metavar="FILE", help="use TLS, trusting this PEM root certificate")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="deadline for the whole call")
     p.add_argument("--json", action="store_true", help="print one JSON object per event per line")
+    p.add_argument("--reflect", action="store_true",
+                   help="build the API from the server's gRPC reflection instead of generated stubs")
     return p.parse_args()
 
 
-def build_request(args):
+def build_request(api, args):
     # Only set what the user gave: unset fields mean "server default" (see the protos' comments).
-    request = svc.AskRequest(question=args.question)
+    request = api.AskRequest(question=args.question)
     if args.k is not None:
         request.retrieval.k = args.k
     if args.max_tokens is not None:
         request.generation.max_tokens = args.max_tokens
     if args.baseline:
-        request.baseline.baseline = pipeline_pb2.Baseline.Value("BASELINE_" + args.baseline.upper())
+        request.baseline.baseline = api.Baseline.Value("BASELINE_" + args.baseline.upper())
     return request
 
 
@@ -109,7 +134,8 @@ def short(text, limit=60):
 class Printer:
     """Human-readable output: one line per stage, answer deltas streamed as they arrive."""
 
-    def __init__(self):
+    def __init__(self, api):
+        self.api = api
         self.streaming = None  # which answer is mid-line ("initial answer" / "final answer"), if any
         self.final_text = ""  # concatenated final deltas, to avoid printing the answer twice
 
@@ -125,7 +151,7 @@ class Printer:
             self.streaming = label
         print(delta.text, end="", flush=True)
         if delta.finish_reason:  # only the last delta of an answer says why it stopped
-            reason = enum_name(engine_pb2.FinishReason, delta.finish_reason, "FINISH_REASON_")
+            reason = enum_name(self.api.FinishReason, delta.finish_reason, "FINISH_REASON_")
             print(f"  [{reason}]" if reason != "STOP" else "")
             self.streaming = None
 
@@ -139,7 +165,7 @@ class Printer:
             return self.delta("final answer", value)
         self.end_line()
         if stage == "retrieved":
-            how = enum_name(retrieval_pb2.RetrievalMode, value.mode, "RETRIEVAL_MODE_")
+            how = enum_name(self.api.RetrievalMode, value.mode, "RETRIEVAL_MODE_")
             if value.embedder:
                 how += f", {value.embedder}"
             print(f"retrieved: {len(value.chunks)} chunks ({how})")
@@ -150,7 +176,7 @@ class Printer:
         elif stage == "occlusion_progress":
             print(f"occlusion: {value.done}/{value.total} done")
         elif stage == "attribution":
-            method = enum_name(attribution_pb2.AttributionMethod, value.method, "ATTRIBUTION_METHOD_")
+            method = enum_name(self.api.AttributionMethod, value.method, "ATTRIBUTION_METHOD_")
             print(f"attribution: {len(value.rows)} sets x {len(value.metrics)} metrics "
                   f"({method}, {value.evaluations} evaluations)")
         elif stage == "selection":
@@ -191,14 +217,21 @@ def main():
     # cancels the call on the server.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     metadata = [("authorization", f"Bearer {args.token}")] if args.token else []
-    printer = Printer()
     try:
         channel = open_channel(args)
     except OSError as error:
         sys.exit(f"ask_client: cannot read --tls-ca: {error}")
     with channel:
-        call = svc_grpc.AttrRagServiceStub(channel).Ask(build_request(args), metadata=metadata,
-                                                          timeout=args.timeout)
+        try:
+            api = reflected_api(channel, args.timeout) if args.reflect else generated_api(channel)
+        except grpc.RpcError as error:
+            print(f"error: server reflection: {error.code().name}: {error.details()}", file=sys.stderr)
+            return 2
+        except ReflectionError as error:
+            print(f"error: server reflection: {error}", file=sys.stderr)
+            return 2
+        printer = Printer(api)
+        call = api.ask(build_request(api, args), metadata=metadata, timeout=args.timeout)
         done = False
         try:
             for response in call:

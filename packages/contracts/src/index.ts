@@ -166,3 +166,9 @@ export type { JobKind, NatsEndpoint, NatsServiceInfo } from "./subjects.js";
 
 // The codec shape every message value implements (encode/decode/create/fromPartial/JSON), for generic code.
 export type { DeepPartial, MessageFns } from "./gen/attr_rag/v1/pipeline.js";
+
+// gRPC server reflection from the compiler's descriptors (buf build, embedded at build time)
+export { addServerReflection, reflectionIndex } from "./reflection/serverReflection.js";
+export { apiFileDescriptorSet, splitFileDescriptorSet } from "./reflection/apiDescriptors.js";
+export { HEALTH_SERVICE_NAME } from "./reflection/healthFileDescriptor.js";
+export type { DescriptorIndex } from "./reflection/descriptorIndex.js";

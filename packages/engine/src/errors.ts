@@ -45,3 +45,18 @@ export function fromNative(err: unknown, what: string): EngineError {
   if (err instanceof RangeError) return new EngineArgumentError(`${what}: ${message}`, { cause: err });
   return new EngineError(`${what} failed: ${message}`, { cause: err });
 }
+
+/**
+ * A model download failed. `retryable`: the partial file was kept and running the same pull again resumes
+ * it (network errors, interrupted transfers, server errors); otherwise nothing was left behind.
+ */
+export class ModelPullError extends EngineError {
+  override name = "ModelPullError";
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -65,7 +65,12 @@ export {
   EngineError,
   EngineLimitError,
   ModelLoadError,
+  ModelPullError,
 } from "./errors.js";
+export { defaultModelPath, listCachedNames, modelCacheDir, resolveModel, SHIPPED_MODEL_NAME, shippedModelPath, type Env } from "./models/modelLocator.js";
+export { parseModelSource, type ModelSource } from "./models/modelSource.js";
+export { pullModel, type PullOptions, type PullProgress, type PullResult } from "./models/pullModel.js";
+export { describeModel, listCachedModels, type CachedModel, type PartialDownload } from "./models/cachedModels.js";
 export { nativeAddon } from "./native/loadAddon.js";
 export type { NativeDevice } from "./native/addonTypes.js";
 export { readBenchCorpus } from "./bench/benchCorpus.js";

@@ -1,4 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
@@ -17,9 +19,9 @@ function pythonGrpcMissing(): string | undefined {
   }
 }
 
-function runPython(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runPython(args: string[], client = CLIENT): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(PYTHON, [CLIENT, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(PYTHON, [client, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -52,6 +54,28 @@ describe.skipIf(missing !== undefined)(`python client${missing ? ` (skipped: ${m
     expect(order).toEqual(["retrieved", "aligned", "reranked", "initial_answer_delta", "occlusion_progress", "attribution", "selection", "gap_fill", "final_answer_delta", "final_answer", "done"]);
     expect(new Set(events.map((e) => e.request_id)).size).toBe(1);
     expect(events.find((e) => e.stage === "selection")!.selection!.selected_set_ids.length).toBeGreaterThan(0);
+  });
+
+  it("python client - --reflect builds its API from server reflection alone and streams the same events as the stubs", async () => {
+    // Only the two scripts, in a folder with no protos/ and no generated code beside them.
+    const bare = mkdtempSync(join(tmpdir(), "attr-rag-py-reflect-"));
+    try {
+      for (const file of ["ask_client.py", "reflected_api.py"]) copyFileSync(join(REPO_ROOT, "examples/python", file), join(bare, file));
+      const args = ["--address", server.address, "--question", QUESTION, "--token", TOKEN, "--json", "--max-tokens", "12", "--k", "5"];
+      const reflected = await runPython(["--reflect", ...args], join(bare, "ask_client.py"));
+      expect(reflected.code, reflected.stderr).toBe(0);
+      expect(readdirSync(bare).filter((f) => f !== "__pycache__").sort()).toEqual(["ask_client.py", "reflected_api.py"]);
+      const generated = await runPython(args);
+      expect(generated.code, generated.stderr).toBe(0);
+      // Same pipeline, same request: identical events but for the request id and timings.
+      const strip = (out: string) => out.trim().split("\n").map((l) => JSON.stringify(JSON.parse(l), (k, v) => (k === "request_id" || k.endsWith("_ms") ? undefined : v)));
+      const events = strip(reflected.stdout);
+      expect(events.length).toBeGreaterThan(10);
+      expect(events).toEqual(strip(generated.stdout));
+      expect(events.at(-1)).toMatch(/^\{"stage":"done"/);
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
   });
 
   it("python client - a wrong token ends with UNAUTHENTICATED and exit code 2", async () => {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { Model, OCCLUSION_STRATEGIES, readBenchCorpus, runOcclusionBench, type OcclusionStrategy } from "@attr-rag/engine";
+import { Model, OCCLUSION_STRATEGIES, resolveModel, readBenchCorpus, runOcclusionBench, type OcclusionStrategy } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { progressBar } from "../progressBar.js";
 import { positiveInt } from "../parseArgs.js";
@@ -42,7 +42,7 @@ export function registerBenchCommand(program: Command): void {
         "naive's top-1 minus top-2 logit at that step (a near-tie when ≤ 0.1). Progress goes to stderr.",
       ].join("\n"),
     )
-    .requiredOption("--model <path>", "GGUF model to run")
+    .requiredOption("--model <path|name>", "GGUF model to run: a path or a model-cache name")
     .option("--sets <n>", "number of context sets", "10")
     .option("--set-tokens <n>", "tokens per context set", "150")
     .option("--max-tokens <n>", "new tokens per answer", "128")
@@ -66,7 +66,7 @@ export function registerBenchCommand(program: Command): void {
       }
       if (!["on", "off", "auto"].includes(o.flashAttention)) throw new CliError("--flash-attention must be on, off or auto");
       const corpus = await readBenchCorpus(o.corpus ?? defaultCorpus());
-      const model = await Model.load(o.model);
+      const model = await Model.load(resolveModel(o.model));
       try {
         if (o.kv !== "streams" && o.kv !== "unified") throw new CliError("--kv must be streams or unified");
         const kvUnified = o.kv === "unified";

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import { defaultModelPath } from "@attr-rag/engine";
 import { ChunkStore, readDocuments } from "@attr-rag/index";
 import { AskPrinter } from "../ask/askPrinter.js";
 import { CliError } from "../cliError.js";
@@ -12,14 +13,16 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../.."
 const DEMO_CORPUS = join(REPO_ROOT, "examples/demo-corpus/corpus.jsonl");
 export const DEMO_QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
 
-/** The demo's generator: $ATTR_RAG_MODEL, else stories260K from ../shared beside the repository. */
-export function demoModelPath(): string {
-  const fromEnv = process.env.ATTR_RAG_MODEL;
-  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
-  const shared = process.env.ATTR_RAG_SHARED_DIR ?? resolve(REPO_ROOT, "../shared");
-  const path = join(shared, "models/stories260K.gguf");
+/** The demo's generator: $ATTR_RAG_MODEL (a path or cache name), else the repository's examples/models/stories260K.gguf. */
+function demoModelPath(): string {
+  let path: string;
+  try {
+    path = defaultModelPath();
+  } catch (err) {
+    throw new CliError(`no demo model: ${(err as Error).message}`, 2, { cause: err });
+  }
   if (!existsSync(path)) {
-    throw new CliError(`no demo model: ${path} does not exist; set ATTR_RAG_MODEL=/path/to/model.gguf (any llama.cpp GGUF, e.g. Qwen2-7B-Instruct)`, 2);
+    throw new CliError(`no demo model: ${path} is missing from this checkout (restore it with \`git checkout -- examples/models\`), or set ATTR_RAG_MODEL to any llama.cpp GGUF`, 2);
   }
   return path;
 }
@@ -60,7 +63,7 @@ export function registerDemoCommand(program: Command): void {
     .description(
       [
         "Ingests examples/demo-corpus into --store (default .cache/demo-store), then runs `attr-rag ask` on",
-        `"${DEMO_QUESTION}" with the model in $ATTR_RAG_MODEL or ../shared/models/stories260K.gguf`,
+        `"${DEMO_QUESTION}" with the model in $ATTR_RAG_MODEL or examples/models/stories260K.gguf`,
         "(a tiny TinyStories model: the mechanics are real, the answer is nonsense), and writes an HTML report.",
       ].join("\n"),
     )

@@ -14,6 +14,7 @@ import {
   type SynthQuant,
 } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
+import { registerModelsList, registerModelsPull } from "./modelsCache.js";
 
 /** `models synth` options as commander hands them over: strings, unvalidated. */
 export interface SynthCommandOptions {
@@ -90,7 +91,12 @@ export async function runModelsSynth(options: SynthCommandOptions, stderr: { wri
 }
 
 export function registerModelsCommand(program: Command): void {
-  const models = program.command("models").summary("make and inspect model files").description("Model file utilities.");
+  const models = program
+    .command("models")
+    .summary("download, list and make model files")
+    .description("The model cache (pull, list) and synthetic test models (synth). Any --model flag takes a path or a cache name.");
+  registerModelsPull(models);
+  registerModelsList(models);
   models
     .command("synth")
     .summary("write a synthetic llama.cpp GGUF (random weights, real tokenizer) for tests and benchmarks")

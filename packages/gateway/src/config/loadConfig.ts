@@ -15,9 +15,9 @@ type Kind = { help: string } & (
 /** Every configurable key, its kind and range: the single source for file, env and flag parsing. */
 export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   store: { type: "string", help: "chunk store directory (made by attr-rag ingest)" },
-  model: { type: "string", help: "generator GGUF file" },
+  model: { type: "string", help: "generator GGUF: a path or a model-cache name (attr-rag models list)" },
   embedder: { type: "string", help: "query embedder, must be the store's: use-lite | gguf:PATH" },
-  reranker: { type: "string", help: "GGUF cross-encoder for re-ranking; unset = bi-encoder fallback" },
+  reranker: { type: "string", help: "GGUF cross-encoder for re-ranking (path or cache name); unset = bi-encoder fallback" },
   k: { type: "int", min: 1, max: 10_000, help: "chunks retrieved per question" },
   retrievalMode: { type: "enum", values: ["dense", "bm25", "hybrid"], help: "dense | bm25 | hybrid" },
   metrics: { type: "metrics", help: "attribution metrics, comma-separated" },

@@ -1,4 +1,4 @@
-import { EngineContext, Model } from "@attr-rag/engine";
+import { EngineContext, Model, resolveModel } from "@attr-rag/engine";
 import { ChunkStore, createEmbedder, type Embedder } from "@attr-rag/index";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
 
@@ -38,7 +38,7 @@ export class Runtime implements AsyncDisposable {
       });
       opened.push(store);
       log(`loading model ${config.model}`);
-      const model = await Model.load(config.model, { gpuLayers: config.gpuLayers });
+      const model = await Model.load(resolveModel(config.model), { gpuLayers: config.gpuLayers });
       opened.push(model);
       const generator = await model.createContext({
         kind: "generate",
@@ -51,7 +51,7 @@ export class Runtime implements AsyncDisposable {
       let reranker: Reranker | undefined;
       if (config.reranker !== undefined) {
         log(`loading re-ranker ${config.reranker}`);
-        const rerankModel = await Model.load(config.reranker, { gpuLayers: config.gpuLayers });
+        const rerankModel = await Model.load(resolveModel(config.reranker), { gpuLayers: config.gpuLayers });
         opened.push(rerankModel);
         const context = await rerankModel.createContext({ kind: "rerank", ...(config.threads > 0 ? { threads: config.threads } : {}) });
         opened.push(context);

@@ -1,13 +1,12 @@
 import { readFileSync } from "node:fs";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { ATTR_RAG_SERVICE_NAME, AttrRagServiceService, INDEX_SERVICE_NAME, IndexServiceService } from "@attr-rag/contracts";
+import { addServerReflection, ATTR_RAG_SERVICE_NAME, AttrRagServiceService, HEALTH_SERVICE_NAME, INDEX_SERVICE_NAME, IndexServiceService } from "@attr-rag/contracts";
 import { createIndexServiceImplementation, DEFAULT_INDEX_SERVICE_LIMITS, listen, shutdown, type ServiceLog } from "@attr-rag/index";
 import { HealthImplementation } from "grpc-health-check";
 import type { Runtime } from "../runtime/Runtime.js";
 import { Admission } from "./admission.js";
 import { askHandler } from "./askHandler.js";
 import { attributeHandler } from "./attributeHandler.js";
-import { reflectionService } from "./reflection.js";
 import type { ServerContext } from "./serverContext.js";
 import { withBearer } from "./withBearer.js";
 
@@ -56,7 +55,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   server.addService(IndexServiceService, withBearer(createIndexServiceImplementation(runtime.store, runtime.embedder, {}, log), config.authToken));
   const health = new HealthImplementation({ "": "SERVING", [ATTR_RAG_SERVICE_NAME]: "SERVING", [INDEX_SERVICE_NAME]: "SERVING" });
   health.addToServer(server);
-  reflectionService().addToServer(server);
+  addServerReflection(server, [ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME, HEALTH_SERVICE_NAME]);
 
   const bound = await listen(server, host, port, credentials, "gateway");
 

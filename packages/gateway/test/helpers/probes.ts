@@ -17,21 +17,3 @@ export function healthCheck(address: string, service: string, creds: ChannelCred
   const client = new pkg.grpc.health.v1.Health(address, creds);
   return new Promise<string>((resolve, reject) => client.check({ service }, (err, res) => (err ? reject(err) : resolve(res.status)))).finally(() => client.close());
 }
-
-/** The service names grpc.reflection.v1 lists. */
-export function reflectedServices(address: string): Promise<string[]> {
-  const protoPath = join(dirname(require.resolve("@grpc/reflection/package.json")), "build/proto/grpc/reflection/v1/reflection.proto");
-  const pkg = loadPackageDefinition(loadSync(protoPath, { keepCase: true, oneofs: true })) as unknown as {
-    grpc: { reflection: { v1: { ServerReflection: new (a: string, c: ChannelCredentials) => Client & { ServerReflectionInfo(): NodeJS.ReadWriteStream & { end(): void } } } } };
-  };
-  const client = new pkg.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
-  const call = client.ServerReflectionInfo();
-  return new Promise<string[]>((resolve, reject) => {
-    call.on("data", (r: { list_services_response?: { service: { name: string }[] } }) => {
-      resolve(r.list_services_response?.service.map((s) => s.name) ?? []);
-      call.end();
-    });
-    call.on("error", reject);
-    call.write({ list_services: "*" } as never);
-  }).finally(() => client.close());
-}

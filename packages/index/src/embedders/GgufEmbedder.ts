@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { Model, type EngineContext } from "@attr-rag/engine";
+import { Model, resolveModel, type EngineContext } from "@attr-rag/engine";
 import { EmbeddingError } from "../errors.js";
 import type { Embedder } from "./Embedder.js";
 import { l2Normalize } from "./normalize.js";
@@ -38,7 +38,7 @@ export class GgufEmbedder implements Embedder {
   static async load(path: string, options: GgufEmbedderOptions = {}): Promise<GgufEmbedder> {
     const maxTokens = options.maxTokens ?? 512;
     const batchSize = options.batchSize ?? 16;
-    const model = await Model.load(path);
+    const model = await Model.load(resolveModel(path));
     try {
       const settings = {
         kind: "embed" as const,

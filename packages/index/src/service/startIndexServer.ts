@@ -1,5 +1,5 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { IndexServiceService } from "@attr-rag/contracts";
+import { addServerReflection, INDEX_SERVICE_NAME, IndexServiceService } from "@attr-rag/contracts";
 import type { ChunkStore } from "../ChunkStore.js";
 import type { QueryEmbedder } from "./context.js";
 import { createIndexServiceImplementation } from "./createIndexServiceImplementation.js";
@@ -35,7 +35,7 @@ export interface IndexServerHandle extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Starts a grpc-js server (insecure credentials) serving IndexService over `store`. */
+/** Starts a grpc-js server (insecure credentials) serving IndexService over `store`, with server reflection. */
 export async function startIndexServer(options: StartIndexServerOptions): Promise<IndexServerHandle> {
   const { store, embedder, host = "127.0.0.1", port = 0, log = stderrLog, closeStore = true, shutdownGraceMs = 5_000 } = options;
   const limits = resolveLimits(options.limits);
@@ -45,6 +45,7 @@ export async function startIndexServer(options: StartIndexServerOptions): Promis
     "grpc.max_receive_message_length": limits.maxDocumentBytes + MESSAGE_OVERHEAD_BYTES,
   });
   server.addService(IndexServiceService, createIndexServiceImplementation(store, embedder, limits, log));
+  addServerReflection(server, [INDEX_SERVICE_NAME]);
   const bound = await listen(server, host, port, ServerCredentials.createInsecure(), "index server");
 
   let closing: Promise<void> | undefined;
