@@ -1,16 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials } from "@grpc/grpc-js";
 import { AskEvent, AskRequest, AttrRagServiceClient, type AttributionTable, type SelectionExplanation } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_CORPUS, runCli, startServer, STORIES_MODEL } from "./helpers/runCli.js";
+import { DEMO_CORPUS, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-ask-"));
 const store = join(dir, "store");
 const QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
 // Small engine settings so each ask takes seconds; the same for the server and the embedded CLI.
-const ENGINE = ["--model", STORIES_MODEL, "--context-size", "16384", "--sequences", "4"];
+const ENGINE = ["--model", TEST_MODEL, "--context-size", "16384", "--sequences", "4"];
 const REQUEST = ["--k", "6", "--max-tokens", "24"];
 
 beforeAll(async () => {
@@ -68,6 +68,23 @@ describe("attr-rag ask and serve", () => {
     expect(html).not.toMatch(/<script/i);
   });
 
+  it("cli ask - --model takes a model-cache name (ATTR_RAG_MODELS), with or without .gguf", async () => {
+    const cache = join(dir, "cache");
+    mkdirSync(cache, { recursive: true });
+    copyFileSync(TEST_MODEL, join(cache, "story-model.gguf"));
+    const args = ["ask", QUESTION, "--json", "--store", store, "--context-size", "16384", "--sequences", "4", "--k", "4", "--max-tokens", "8"];
+    const byName = await runCli([...args, "--model", "story-model"], { ATTR_RAG_MODELS: cache });
+    expect(byName.code, byName.stderr).toBe(0);
+    const byPath = await runCli([...args, "--model", TEST_MODEL]);
+    const finalOf = (out: string) => out.trim().split("\n").map((l) => AskEvent.fromJSON(JSON.parse(l))).find((e) => e.stage?.$case === "finalAnswer")?.stage?.value;
+    expect(finalOf(byName.stdout)).toEqual(finalOf(byPath.stdout));
+    expect(finalOf(byName.stdout)).toBeDefined();
+    const unknown = await runCli([...args, "--model", "llama-70b"], { ATTR_RAG_MODELS: cache });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(`no model "llama-70b": not a file here and not a name in the model cache ${cache}; cached: story-model.gguf.`);
+    expect(unknown.stderr).toMatch(/attr-rag models pull/);
+  });
+
   it("cli ask - bad input is a usage error (exit 2) that says what to change", async () => {
     const cases: [string[], RegExp][] = [
       [["ask", QUESTION, "--store", store, "--model", join(dir, "missing.gguf")], /missing\.gguf/],
@@ -103,14 +120,21 @@ describe("attr-rag ask and serve", () => {
   it("cli demo - ingests the demo corpus and answers the demo question end to end", async () => {
     const demoStore = join(dir, "demo-store");
     const report = join(dir, "demo.html");
-    const run = await runCli(["demo", "--store", demoStore, "--report", report, "--max-tokens", "24"], { ATTR_RAG_MODEL: STORIES_MODEL });
+    // No model named: the demo runs the one that ships with the repository.
+    const run = await runCli(["demo", "--store", demoStore, "--report", report, "--max-tokens", "24"]);
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`with ${join(REPO_ROOT, "examples/models/stories260K.gguf")}`);
     expect(run.stderr).toMatch(/demo: 32 documents/);
     expect(run.stderr).toMatch(/selected: kept \d+ of \d+ sets/);
     expect(run.stdout).toMatch(/^Answer:\n/);
     expect(existsSync(report)).toBe(true);
-    const again = await runCli(["demo", "--store", demoStore, "--report", report, "--max-tokens", "8"], { ATTR_RAG_MODEL: STORIES_MODEL });
+    // ATTR_RAG_MODEL may name a model in the cache.
+    const cache = join(dir, "demo-cache");
+    mkdirSync(cache);
+    copyFileSync(TEST_MODEL, join(cache, "cached-story.gguf"));
+    const again = await runCli(["demo", "--store", demoStore, "--report", report, "--max-tokens", "8"], { ATTR_RAG_MODEL: "cached-story", ATTR_RAG_MODELS: cache });
     expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`with ${join(cache, "cached-story.gguf")}`);
     expect(again.stderr).toMatch(/\(0 chunks embedded now\)/);
   });
 });

@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { TEST_MODEL } from "./helpers/runCli.js";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
-const STORIES = fileURLToPath(new URL("../../../../shared/models/stories260K.gguf", import.meta.url));
+const STORIES = TEST_MODEL;
 
 function run(args: string[]) {
   const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: "utf8", timeout: 240_000 });

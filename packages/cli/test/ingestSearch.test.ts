@@ -1,13 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shippedModelPath } from "@attr-rag/engine";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 const CORPUS = fileURLToPath(new URL("../../../examples/demo-corpus/corpus.jsonl", import.meta.url));
-const STORIES = fileURLToPath(new URL("../../../../shared/models/stories260K.gguf", import.meta.url));
+const STORIES = shippedModelPath();
 const OXYGEN = "How do I collect oxygen gas over water?";
 
 function run(args: string[], input?: string) {
@@ -85,14 +86,12 @@ describe("attr-rag ingest", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--embedder: unknown embedder "word2vec"; use "use-lite" or "gguf:/);
     expect(run(["ingest", "--store", store]).code).toBe(2);
-    if (existsSync(STORIES)) {
-      const mismatch = run(["ingest", "--store", store, "--embedder", `gguf:${STORIES}`, CORPUS]);
-      expect(mismatch.code).toBe(2);
-      expect(mismatch.stderr).toMatch(/was built by embedder "use-lite@0\.2\.0" \(512 dimensions\) but was opened with "gguf:stories260K\.gguf@\d+"/);
-      const query = run(["search", "--store", store, "--mode", "dense", "--embedder", `gguf:${STORIES}`, "--query", OXYGEN]);
-      expect(query.code).toBe(2);
-      expect(query.stderr).toMatch(/not "gguf:stories260K\.gguf@\d+"/);
-    }
+    const mismatch = run(["ingest", "--store", store, "--embedder", `gguf:${STORIES}`, CORPUS]);
+    expect(mismatch.code).toBe(2);
+    expect(mismatch.stderr).toMatch(/was built by embedder "use-lite@0\.2\.0" \(512 dimensions\) but was opened with "gguf:stories260K\.gguf@\d+"/);
+    const query = run(["search", "--store", store, "--mode", "dense", "--embedder", `gguf:${STORIES}`, "--query", OXYGEN]);
+    expect(query.code).toBe(2);
+    expect(query.stderr).toMatch(/not "gguf:stories260K\.gguf@\d+"/);
     const after = JSON.parse(run(["ingest", "--store", store, "--json", CORPUS]).stdout);
     expect(after).toMatchObject({ unchanged: 32, indexed: 0, store: { documents: 32, chunks: JSON.parse(firstIngest.stdout).chunks } });
   });

@@ -1,16 +1,20 @@
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { afterAll, describe, expect, it } from "vitest";
-import { readGgufHeader } from "@attr-rag/engine";
+import { readGgufHeader, shippedModelPath } from "@attr-rag/engine";
 import { CliError } from "../src/cliError.js";
 import { parseSynthOptions, progressReporter, registerModelsCommand, runModelsSynth } from "../src/commands/models.js";
+import { runCli } from "./helpers/runCli.js";
+
+const TEST_SHIPPED = shippedModelPath();
 
 const dir = mkdtempSync(join(tmpdir(), "models-cmd-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const VOCAB_DIR = fileURLToPath(new URL("../../../native/.cache/llama.cpp/models", import.meta.url));
 
 function cliError(fn: () => unknown): CliError {
   try {
@@ -61,7 +65,7 @@ describe("attr-rag models synth", () => {
     expect(lines.at(-1)).toBe("synth: 100%\n");
   });
 
-  it.skipIf(!existsSync(VOCAB_DIR))("cli models synth - writes a tiny model, reports progress on stderr and returns the summary", async () => {
+  it("cli models synth - writes a tiny model, reports progress on stderr and returns the summary", async () => {
     const out = join(dir, "nested", "tiny.gguf");
     let stderr = "";
     const model = await runModelsSynth({ preset: "tiny", arch: "llama", quant: "f16", seed: "3", out }, { write: (t) => void (stderr += t), isTTY: false });
@@ -87,6 +91,50 @@ describe("attr-rag models synth", () => {
     expect(() => program.parse(["node", "attr-rag", "models", "synth", "--help"])).toThrow();
     for (const text of ["--preset <name>", "--arch <name>", "--quant <type>", "--seed <n>", "--out <file>", "--vocab-dir <dir>", "--force", "bench", "132.6M"]) {
       expect(help).toContain(text);
+    }
+  });
+});
+
+describe("attr-rag models pull and list", () => {
+  it("cli models pull - downloads from a URL into --dir, and models list shows it with its GGUF facts", async () => {
+    const model = readFileSync(TEST_SHIPPED);
+    const sha = createHash("sha256").update(model).digest("hex");
+    const server = createServer((req, res) => {
+      if (req.url === "/m/stories260K.gguf") res.writeHead(200, { "content-length": model.length }).end(model);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const cache = join(dir, "cache");
+    try {
+      const pulled = await runCli(["models", "pull", `${origin}/m/stories260K.gguf`, "--dir", cache, "--sha256", sha]);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      expect(pulled.stdout).toBe(`${join(cache, "stories260K.gguf")}: downloaded, ${model.length} bytes, sha256 ${sha} checked against --sha256\nuse it as --model stories260K\n`);
+      expect(pulled.stderr).toMatch(/^pull: 0\/2 MB/m);
+      expect(readFileSync(join(cache, "stories260K.gguf")).equals(model)).toBe(true);
+
+      const again = await runCli(["models", "pull", `${origin}/m/stories260K.gguf`, "--dir", cache, "--json"]);
+      expect(JSON.parse(again.stdout)).toMatchObject({ alreadyPresent: true, sha256: sha, bytes: model.length });
+
+      const missing = await runCli(["models", "pull", `${origin}/m/absent.gguf`, "--dir", cache]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toBe(`attr-rag: error: HTTP 404 Not Found from ${origin}/m/absent.gguf: no such file; check the URL\n`);
+      const wrongSum = await runCli(["models", "pull", `${origin}/m/stories260K.gguf`, "--dir", join(dir, "other"), "--sha256", "e".repeat(64)]);
+      expect(wrongSum.code).toBe(2);
+      expect(wrongSum.stderr).toMatch(/sha256 mismatch for stories260K\.gguf: expected e{64} \(--sha256\), got [0-9a-f]{64}; the download was deleted/);
+
+      const list = await runCli(["models", "list"], { ATTR_RAG_MODELS: cache });
+      expect(list.code, list.stderr).toBe(0);
+      const lines = list.stdout.trim().split("\n");
+      expect(lines[0]).toBe(`model cache ${cache}`);
+      expect(lines[1]).toMatch(/^ {2}name +architecture +parameters +quantization +context +size$/);
+      expect(lines[2]).toMatch(/^ {2}stories260K\.gguf +llama +\d+\.\dK +F32 +2048 +1\.2 MB$/);
+      const json = JSON.parse((await runCli(["models", "list", "--dir", cache, "--json"])).stdout);
+      expect(json.models).toEqual([expect.objectContaining({ name: "stories260K.gguf", architecture: "llama", quantization: "F32", contextLength: 2048, bytes: model.length })]);
+      const empty = await runCli(["models", "list", "--dir", join(dir, "empty-cache")]);
+      expect(empty.stdout).toMatch(/\(empty: `attr-rag models pull/);
+    } finally {
+      server.close();
     }
   });
 });

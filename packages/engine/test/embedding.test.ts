@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cosineSimilarity } from "@attr-rag/core";
 import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
-import { STORIES_MODEL } from "./helpers/models.js";
+import { TEST_MODEL } from "./helpers/models.js";
 
 // No GGUF embedding model is available offline, but llama.cpp pools the hidden states of any model, which
 // exercises the same native path (multi-sequence batches, per-sequence pooling).
@@ -10,7 +10,7 @@ describe("embeddings", () => {
   let model: Model;
   let ctx: EngineContext;
   beforeAll(async () => {
-    model = await Model.load(STORIES_MODEL);
+    model = await Model.load(TEST_MODEL);
     ctx = await model.createContext({ kind: "embed", pooling: "mean", contextSize: 4096, sequences: 8, batchSize: 256 });
   });
   afterAll(async () => {

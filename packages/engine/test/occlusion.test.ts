@@ -3,7 +3,7 @@ import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
 import { OCCLUSION_STRATEGIES } from "../src/occlude.js";
 import { expectNearTiesOnly } from "./helpers/equivalence.js";
-import { STORIES_MODEL, storiesModelWithPeriodEos, tinySynthModel } from "./helpers/models.js";
+import { TEST_MODEL, storiesModelWithPeriodEos, tinySynthModel } from "./helpers/models.js";
 import { storySegments } from "./helpers/prompts.js";
 
 
@@ -25,7 +25,7 @@ const CASES: Case[] = [
 ];
 
 const MODELS = {
-  stories260K: async () => STORIES_MODEL,
+  stories260K: async () => TEST_MODEL,
   "stories260K with EOS at '.'": storiesModelWithPeriodEos,
   "synthetic qwen2 tiny": () => tinySynthModel("qwen2"),
 } as const;

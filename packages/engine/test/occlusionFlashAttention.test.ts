@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
-import { STORIES_MODEL } from "./helpers/models.js";
+import { TEST_MODEL } from "./helpers/models.js";
 import { sharedStrategiesAgainstNaive } from "./helpers/equivalence.js";
 import { storySegments } from "./helpers/prompts.js";
 
@@ -11,7 +11,7 @@ describe("occlusion with flash attention", () => {
   let model: Model;
   let ctx: EngineContext;
   beforeAll(async () => {
-    model = await Model.load(STORIES_MODEL);
+    model = await Model.load(TEST_MODEL);
     ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 2, flashAttention: "on" });
   });
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
-import { STORIES_MODEL, tinySynthModel } from "./helpers/models.js";
+import { TEST_MODEL, tinySynthModel } from "./helpers/models.js";
 import { sharedStrategiesAgainstNaive } from "./helpers/equivalence.js";
 import { storySegments } from "./helpers/prompts.js";
 
@@ -12,7 +12,7 @@ for (const which of ["stories260K", "synthetic qwen2 tiny"] as const) {
     let model: Model;
     let ctx: EngineContext;
     beforeAll(async () => {
-      model = await Model.load(which === "stories260K" ? STORIES_MODEL : await tinySynthModel());
+      model = await Model.load(which === "stories260K" ? TEST_MODEL : await tinySynthModel());
       ctx = await model.createContext({ contextSize: 16384, sequences: 16, threads: 2, kvUnified: true });
     });
     afterAll(async () => {

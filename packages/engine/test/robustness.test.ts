@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineContext } from "../src/EngineContext.js";
 import { AbortError, DisposedError, EngineArgumentError, EngineLimitError, ModelLoadError } from "../src/errors.js";
 import { Model } from "../src/Model.js";
-import { STORIES_MODEL } from "./helpers/models.js";
+import { TEST_MODEL } from "./helpers/models.js";
 import { storySegments } from "./helpers/prompts.js";
 
 describe("engine robustness", () => {
@@ -14,7 +14,7 @@ describe("engine robustness", () => {
   let ctx: EngineContext;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "attr-rag-engine-"));
-    model = await Model.load(STORIES_MODEL);
+    model = await Model.load(TEST_MODEL);
     ctx = await model.createContext({ contextSize: 8192, sequences: 8, threads: 2 });
   });
   afterAll(async () => {
@@ -37,9 +37,9 @@ describe("engine robustness", () => {
     await expect(Model.load(text)).rejects.toThrow(/not a GGUF file/);
     await expect(Model.load(dir)).rejects.toThrow(/is not a file/);
     const truncated = join(dir, "truncated.gguf");
-    await writeFile(truncated, (await readFile(STORIES_MODEL)).subarray(0, 20_000));
+    await writeFile(truncated, (await readFile(TEST_MODEL)).subarray(0, 20_000));
     await expect(Model.load(truncated)).rejects.toThrow(ModelLoadError);
-    await expect(Model.load(STORIES_MODEL, { gpuLayers: -5 })).rejects.toThrow(/gpuLayers/);
+    await expect(Model.load(TEST_MODEL, { gpuLayers: -5 })).rejects.toThrow(/gpuLayers/);
     await stillWorks();
   });
 
@@ -82,7 +82,7 @@ describe("engine robustness", () => {
   });
 
   it("engine - a disposed model or context refuses work with DisposedError, and dispose is repeat-safe", async () => {
-    const m = await Model.load(STORIES_MODEL);
+    const m = await Model.load(TEST_MODEL);
     const c = await m.createContext({ contextSize: 4096, sequences: 4 });
     await c.dispose();
     await c.dispose();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
 import type { TokenSegments } from "../src/tokenSegments.js";
-import { STORIES_MODEL, tinySynthModel } from "./helpers/models.js";
+import { TEST_MODEL, tinySynthModel } from "./helpers/models.js";
 import { storySegments } from "./helpers/prompts.js";
 
 /** All subsets of {0..n-1} with the given sizes. */
@@ -17,7 +17,7 @@ for (const which of ["stories260K", "synthetic qwen2 tiny"] as const) {
     let model: Model;
     let ctx: EngineContext;
     beforeAll(async () => {
-      model = await Model.load(which === "stories260K" ? STORIES_MODEL : await tinySynthModel());
+      model = await Model.load(which === "stories260K" ? TEST_MODEL : await tinySynthModel());
       // An f32 KV cache keeps batched and one-by-one scores within 1e-3 (f16 rounding of K/V moves them ~5e-3).
       ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 2, kvType: "f32" });
     });

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { defaultModelPath } from "@attr-rag/engine";
 
 export const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 export const DEMO_CORPUS = join(REPO_ROOT, "examples/demo-corpus/corpus.jsonl");
-export const STORIES_MODEL = join(process.env.ATTR_RAG_SHARED_DIR ?? join(REPO_ROOT, "../shared"), "models/stories260K.gguf");
+/** examples/models/stories260K.gguf, or ATTR_RAG_MODEL (resolved here, then passed to the CLI explicitly). */
+export const TEST_MODEL = defaultModelPath();
 
 export interface CliRun {
   code: number | null;
@@ -13,7 +15,7 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `attr-rag ARGS` to completion (ATTR_RAG_* config variables cleared so only ARGS count). */
+/** Runs `attr-rag ARGS` to completion (ATTR_RAG_* variables cleared so only ARGS and `env` count). */
 export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...cleanEnv(), ...env } });
@@ -52,5 +54,5 @@ export function startServer(args: readonly string[]): Promise<{ child: ChildProc
 }
 
 function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ATTR_RAG_") || k === "ATTR_RAG_SHARED_DIR"));
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ATTR_RAG_")));
 }

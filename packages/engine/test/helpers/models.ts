@@ -1,21 +1,14 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { defaultModelPath, shippedModelPath } from "../../src/models/modelLocator.js";
 import { ensureSynthModel } from "../../src/synth/ensureSynthModel.js";
 
 /**
- * The real tiny llama in the shared folder beside the repository (TinyStories; it ignores instructions but
- * continues stories). ATTR_RAG_SHARED_DIR points elsewhere.
+ * The real model the engine tests run: examples/models/stories260K.gguf (a tiny TinyStories llama that
+ * ignores instructions but continues stories), or the one ATTR_RAG_MODEL names. A missing file fails the
+ * tests that load it; nothing skips.
  */
-export const STORIES_MODEL = join(
-  process.env.ATTR_RAG_SHARED_DIR ?? fileURLToPath(new URL("../../../../../shared", import.meta.url)),
-  "models",
-  "stories260K.gguf",
-);
-
-export function storiesModelPresent(): boolean {
-  return existsSync(STORIES_MODEL);
-}
+export const TEST_MODEL = defaultModelPath();
 
 /** A synthetic qwen2-layout model with random weights and the real qwen2 tokenizer, cached under .cache/models. */
 export async function tinySynthModel(arch: "qwen2" | "llama" = "qwen2"): Promise<string> {
@@ -40,7 +33,8 @@ export async function storiesModelWithPeriodEos(): Promise<string> {
   const out = join(dir, "stories260K-eos-period.gguf");
   if (existsSync(out)) return out;
   await mkdir(dir, { recursive: true });
-  const header = await readGgufHeader(STORIES_MODEL);
+  const stories = shippedModelPath();
+  const header = await readGgufHeader(stories);
   const tokens = header.metadata.get("tokenizer.ggml.tokens");
   if (!tokens || tokens.type !== "array" || tokens.itemType !== "string") throw new Error("stories260K has no token list");
   const period = tokens.value.indexOf(".");
@@ -51,7 +45,7 @@ export async function storiesModelWithPeriodEos(): Promise<string> {
   const tmp = `${out}.${process.pid}.tmp`;
   await writeGguf(tmp, {
     metadata,
-    tensors: header.tensors.map((t) => ({ name: t.name, shape: t.shape, type: t.type, data: () => readTensorBytes(STORIES_MODEL, t) })),
+    tensors: header.tensors.map((t) => ({ name: t.name, shape: t.shape, type: t.type, data: () => readTensorBytes(stories, t) })),
   });
   await rename(tmp, out);
   return out;

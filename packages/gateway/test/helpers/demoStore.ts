@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { defaultModelPath } from "@attr-rag/engine";
 import { ChunkStore, readDocuments, UseLiteEmbedder } from "@attr-rag/index";
 import { loadConfig, type GatewayConfig } from "../../src/index.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 export const DEMO_CORPUS = join(REPO_ROOT, "examples/demo-corpus/corpus.jsonl");
-/** The real tiny llama beside the repository (ATTR_RAG_SHARED_DIR points elsewhere). */
-export const STORIES_MODEL = join(process.env.ATTR_RAG_SHARED_DIR ?? join(REPO_ROOT, "../shared"), "models/stories260K.gguf");
+/** examples/models/stories260K.gguf (a real tiny llama), or the model ATTR_RAG_MODEL names. */
+export const TEST_MODEL = defaultModelPath();
 export const QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
 
 /** A fresh store with the demo corpus ingested with USE-lite (the default embedder); remove() deletes it. */
@@ -27,5 +28,5 @@ export async function buildDemoStore(): Promise<{ dir: string; remove(): void }>
 
 /** Small engine settings so a test Ask takes seconds on two cores; every request can still override k/tokens. */
 export function testConfig(store: string, overrides: Record<string, unknown> = {}): GatewayConfig {
-  return loadConfig({ overrides: { store, model: STORIES_MODEL, k: 6, maxTokens: 24, contextSize: 16_384, sequences: 4, threads: 2, ...overrides } });
+  return loadConfig({ overrides: { store, model: TEST_MODEL, k: 6, maxTokens: 24, contextSize: 16_384, sequences: 4, threads: 2, ...overrides } });
 }

@@ -1,0 +1,117 @@
+// A real HTTP server on 127.0.0.1 that serves model files the way download hosts do (Content-Length, ETag,
+// byte ranges, redirects like the Hugging Face hub's), and can misbehave on purpose: cut a transfer short,
+// ignore Range headers. It records every request so tests can see what the client asked for.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface ServedRequest {
+  readonly path: string;
+  readonly range: string | undefined;
+  readonly ifRange: string | undefined;
+  readonly authorization: string | undefined;
+  status: number;
+  bytesSent: number;
+}
+
+export interface ModelServerOptions {
+  /** Answer Range requests with 206 (default true); false answers every GET with the whole file. */
+  ranges?: boolean;
+  /** For the n-th GET of a file, drop the connection after this many body bytes (undefined: send all). */
+  cutAfter?: (number | undefined)[];
+  /** Sent as X-Linked-ETag, as the hub does with an LFS file's sha256. */
+  linkedSha256?: string;
+}
+
+export interface ModelServer extends AsyncDisposable {
+  readonly origin: string;
+  readonly requests: ServedRequest[];
+  url(path: string): string;
+}
+
+/**
+ * `files` maps paths ("/models/a.gguf") to bodies. `/hub/OWNER/REPO/resolve/main/FILE` redirects (302) to
+ * `/cdn/FILE`, which serves `files["/cdn/FILE"]`, as huggingface.co sends resolve URLs to its CDN.
+ */
+export async function startModelServer(files: Record<string, Buffer>, options: ModelServerOptions = {}): Promise<ModelServer> {
+  const requests: ServedRequest[] = [];
+  const gets = new Map<string, number>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
+    const record: ServedRequest = {
+      path,
+      range: req.headers.range,
+      ifRange: req.headers["if-range"] as string | undefined,
+      authorization: req.headers.authorization,
+      status: 0,
+      bytesSent: 0,
+    };
+    requests.push(record);
+    const hub = /^\/hub\/[^/]+\/[^/]+\/resolve\/main\/(.+)$/.exec(path);
+    if (hub !== null) {
+      record.status = 302;
+      res.writeHead(302, { location: `/cdn/${hub[1]}` }).end();
+      return;
+    }
+    const body = files[path];
+    if (body === undefined) {
+      record.status = 404;
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    const n = gets.get(path) ?? 0;
+    gets.set(path, n + 1);
+    const etag = `"v1-${body.length}"`;
+    const headers: Record<string, string | number> = { etag, "content-type": "application/octet-stream" };
+    if (options.ranges !== false) headers["accept-ranges"] = "bytes";
+    if (options.linkedSha256 !== undefined) headers["x-linked-etag"] = `"${options.linkedSha256}"`;
+
+    let start = 0;
+    const m = options.ranges === false ? null : /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+    const validatorOk = req.headers["if-range"] === undefined || req.headers["if-range"] === etag;
+    if (m !== null && validatorOk) {
+      start = Number(m[1]);
+      if (start >= body.length) {
+        record.status = 416;
+        res.writeHead(416, { ...headers, "content-range": `bytes */${body.length}` }).end();
+        return;
+      }
+      record.status = 206;
+      res.writeHead(206, { ...headers, "content-length": body.length - start, "content-range": `bytes ${start}-${body.length - 1}/${body.length}` });
+    } else {
+      record.status = 200;
+      res.writeHead(200, { ...headers, "content-length": body.length });
+    }
+    const rest = body.subarray(start);
+    const cut = options.cutAfter?.[n];
+    if (cut !== undefined && cut < rest.length) {
+      record.bytesSent = cut;
+      // Flush what was promised so far, then drop the connection mid-body.
+      res.write(rest.subarray(0, cut), () => setTimeout(() => res.socket?.destroy(), 20));
+      return;
+    }
+    record.bytesSent = rest.length;
+    res.end(rest);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return { origin, requests, url: (path) => `${origin}${path}`, [Symbol.asyncDispose]: close };
+}
+
+/** A GGUF-looking file: the magic, then seeded pseudo-random bytes (what is checked is size and sha256). */
+export function fakeGguf(bytes: number, seed = 1): Buffer {
+  const out = Buffer.alloc(bytes);
+  out.write("GGUF", 0, "latin1");
+  let x = seed >>> 0 || 1;
+  for (let i = 4; i < bytes; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
