@@ -12,26 +12,47 @@ function run(args: string[]) {
 }
 
 describe("attr-rag bench occlusion", () => {
-  it("cli bench - writes the JSON report: every strategy compared with naive on the demo corpus", () => {
+  it("cli bench - writes the JSON report: every other strategy compared with naive on the demo corpus, and how it ran", () => {
     const r = run(["bench", "occlusion", "--model", STORIES, "--sets", "3", "--set-tokens", "40", "--max-tokens", "16", "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(Object.keys(report)).toEqual(["model", "n_sets", "prompt_tokens", "max_tokens", "single", "strategies", "max_divergence_margin"]);
+    expect(Object.keys(report)).toEqual(["model", "n_sets", "prompt_tokens", "max_tokens", "single", "strategies", "max_divergence_margin", "run"]);
     expect(report.n_sets).toBe(3);
     expect(report.max_tokens).toBe(16);
     expect(report.prompt_tokens).toBeGreaterThan(3 * 30);
     expect(Object.keys(report.strategies)).toEqual(["naive", "prefix-shared", "speculative"]);
-    expect(report.strategies.naive.sequences_identical).toBe(4);
+    // naive is the reference, not a strategy compared with itself.
+    expect(report.strategies.naive).toMatchObject({ sequences_identical: null, first_divergences: null, sequences_total: 4 });
     for (const name of ["prefix-shared", "speculative"]) {
       const s = report.strategies[name];
       expect(s.sequences_total).toBe(4);
+      expect(s.sequences_identical + s.first_divergences.length).toBe(4);
       expect(s.tokens_reused).toBeGreaterThan(0);
       expect(s.tokens_evaluated).toBeLessThan(report.strategies.naive.tokens_evaluated);
       for (const d of s.first_divergences) expect(d.naive_margin).toBeLessThanOrEqual(0.1);
     }
+    expect(report.max_divergence_margin).toBeGreaterThanOrEqual(0);
     expect(report.max_divergence_margin).toBeLessThanOrEqual(0.1);
     expect(report.single.tokens_evaluated).toBeGreaterThan(report.prompt_tokens);
     expect(r.stderr).toMatch(/bench occlusion: \d+\/13/);
+    expect(report.run.command).toBe(`attr-rag bench occlusion --model ${STORIES} --sets 3 --set-tokens 40 --max-tokens 16 --json`);
+    expect(report.run.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(typeof report.run.dirty).toBe("boolean");
+    expect(report.run.machine.cores).toBeGreaterThan(0);
+    expect(report.run.machine.devices.some((d: string) => d.startsWith("cpu:"))).toBe(true);
+  });
+
+  it("cli bench - without naive nothing is compared: the agreement fields are null, not a perfect score", () => {
+    const r = run(["bench", "occlusion", "--model", STORIES, "--sets", "2", "--set-tokens", "30", "--max-tokens", "8", "--strategies", "prefix-shared", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(Object.keys(report.strategies)).toEqual(["prefix-shared"]);
+    expect(report.strategies["prefix-shared"]).toMatchObject({ sequences_identical: null, first_divergences: null, sequences_total: 3 });
+    expect(report.max_divergence_margin).toBeNull();
+    const text = run(["bench", "occlusion", "--model", STORIES, "--sets", "2", "--set-tokens", "30", "--max-tokens", "8", "--strategies", "speculative"]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/identical to naive: not compared/);
+    expect(text.stdout).toMatch(/answers not compared: add naive to --strategies/);
   });
 
   it("cli bench - bad options and a missing model are clear errors", () => {
@@ -42,8 +63,8 @@ describe("attr-rag bench occlusion", () => {
     expect(sets.code).toBe(2);
     expect(sets.stderr).toMatch(/--sets must be a positive integer/);
     const missing = run(["bench", "occlusion", "--model", "/nonexistent/model.gguf", "--sets", "2"]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/cannot read the model file/);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read the model file \/nonexistent\/model\.gguf: it does not exist/);
     expect(run(["bench", "occlusion"]).stderr).toMatch(/--model/);
   });
 });

@@ -1,5 +1,6 @@
 import { AskRequest, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
 import { RESERVED_CONTEXT_MARK } from "@attr-rag/core";
+import { AbortError } from "@attr-rag/engine";
 import { ChunkStore, UseLiteEmbedder } from "@attr-rag/index";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, runAsk } from "../src/index.js";
@@ -93,7 +94,9 @@ describe("gateway pipeline (embedded)", () => {
       },
       controller.signal,
     );
-    await expect(run).rejects.toThrow();
+    // The engine's own AbortError (its native job stopped), not some other failure on the way out.
+    await expect(run).rejects.toBeInstanceOf(AbortError);
+    await expect(run).rejects.toThrow(/was aborted/);
     expect(events.some((e) => e.stage?.$case === "done")).toBe(false);
     expect(runtime.generator.sequencesInUse()).toBe(0);
   });

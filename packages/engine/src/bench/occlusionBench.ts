@@ -24,9 +24,11 @@ export interface StrategyReport {
   tokens_reused: number;
   draft_accepted: number;
   decode_steps: number;
-  sequences_identical: number;
+  /** Answers token-identical to naive's; null when naive did not run in the same invocation, or for naive itself. */
+  sequences_identical: number | null;
   sequences_total: number;
-  first_divergences: { seq: number; step: number; naive_margin: number }[];
+  /** Where answers first differ from naive's; null when there was nothing to compare with. */
+  first_divergences: { seq: number; step: number; naive_margin: number }[] | null;
 }
 
 export interface OcclusionBenchReport {
@@ -36,7 +38,8 @@ export interface OcclusionBenchReport {
   max_tokens: number;
   single: { wall_ms: number; tokens_evaluated: number };
   strategies: Record<string, StrategyReport>;
-  max_divergence_margin: number;
+  /** Largest naive margin at any divergence; null unless naive and another strategy ran together. */
+  max_divergence_margin: number | null;
 }
 
 /** Context sets of about `setTokens` tokens each, cut from the corpus at token boundaries. */
@@ -54,8 +57,9 @@ export function benchSets(model: Model, corpus: readonly string[], sets: number,
 
 /**
  * Runs one plain generation of A_full and then the whole occlusion workload once per strategy, and compares
- * every strategy's n + 1 answers with naive's token by token. Strategies run in the order given; naive, when
- * present, is the reference.
+ * every other strategy's n + 1 answers with naive's token by token. Strategies run in the order given. Only
+ * naive can be the reference: without it, or for naive itself, the agreement fields are null, never a
+ * comparison that did not happen.
  */
 export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOptions): Promise<OcclusionBenchReport> {
   if (o.strategies.length === 0) throw new EngineArgumentError("give at least one strategy");
@@ -97,20 +101,20 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   const reference = results.get("naive")?.result;
   const seqs = (r: OcclusionResult) => [r.full, ...r.occluded];
   const strategies: Record<string, StrategyReport> = {};
-  let maxMargin = 0;
+  let maxMargin: number | null = null;
   for (const [strategy, { result, wall }] of results) {
-    const cmp = reference ? compareSequences(seqs(reference), seqs(result)) : undefined;
-    const divergences = (cmp?.divergences ?? []).map((d) => ({ seq: d.seq, step: d.step, naive_margin: d.referenceMargin }));
-    for (const d of divergences) maxMargin = Math.max(maxMargin, d.naive_margin);
+    const cmp = reference !== undefined && strategy !== "naive" ? compareSequences(seqs(reference), seqs(result)) : undefined;
+    const divergences = cmp?.divergences.map((d) => ({ seq: d.seq, step: d.step, naive_margin: d.referenceMargin }));
+    if (divergences !== undefined) maxMargin = Math.max(maxMargin ?? 0, ...divergences.map((d) => d.naive_margin));
     strategies[strategy] = {
       wall_ms: wall,
       tokens_evaluated: result.counters.tokensEvaluated,
       tokens_reused: result.counters.tokensReused,
       draft_accepted: result.counters.draftAccepted,
       decode_steps: result.counters.decodeSteps,
-      sequences_identical: cmp?.identical ?? perRun,
+      sequences_identical: cmp?.identical ?? null,
       sequences_total: perRun,
-      first_divergences: divergences,
+      first_divergences: divergences ?? null,
     };
   }
   return {

@@ -1,0 +1,49 @@
+// What a benchmark number needs beside it to be trusted later: the exact command, the commit it ran at (and
+// whether the tree had uncommitted changes), when, and on what machine. Every `attr-rag bench … --json`
+// report carries it as `run`, and bench/results/ keeps those reports as the README's sources.
+import { spawnSync } from "node:child_process";
+import { cpus, release, totalmem } from "node:os";
+import { nativeAddon } from "@attr-rag/engine";
+
+export interface BenchRun {
+  command: string;
+  commit: string | null;
+  /** Uncommitted changes to tracked files when it ran (null: not a git checkout). */
+  dirty: boolean | null;
+  date: string;
+  machine: { cpu: string; cores: number; memory_gib: number; os: string; node: string; devices: string[] };
+}
+
+export function describeRun(argv: readonly string[] = process.argv): BenchRun {
+  const git = (...args: string[]) => {
+    const r = spawnSync("git", args, { cwd: import.meta.dirname, encoding: "utf8" });
+    return r.status === 0 ? r.stdout.trim() : undefined;
+  };
+  const commit = git("rev-parse", "HEAD");
+  const status = commit === undefined ? undefined : git("status", "--porcelain", "--untracked-files=no");
+  const cpu = cpus();
+  let devices: string[] = [];
+  try {
+    devices = nativeAddon().devices().map((d) => `${d.type}:${d.description || d.name}`);
+  } catch {
+    // The addon is checked when the bench loads its model; a description without devices is still useful.
+  }
+  return {
+    command: ["attr-rag", ...argv.slice(2)].map(quote).join(" "),
+    commit: commit ?? null,
+    dirty: status === undefined ? null : status !== "",
+    date: new Date().toISOString(),
+    machine: {
+      cpu: cpu[0]?.model.trim() ?? "unknown",
+      cores: cpu.length,
+      memory_gib: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+      os: `${process.platform} ${release()}`,
+      node: process.version,
+      devices,
+    },
+  };
+}
+
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
