@@ -31,10 +31,13 @@ describe("attr-rag models synth", () => {
     const out = join(dir, "m.gguf");
     expect(parseSynthOptions({ preset: "tiny", out })).toEqual({ preset: "tiny", arch: "qwen2", quant: "q8_0", seed: 1, out, vocabDir: undefined, force: false });
     expect(parseSynthOptions({ preset: "bench", arch: "llama", quant: "f16", seed: "4294967295", out })).toMatchObject({ arch: "llama", quant: "f16", seed: 4294967295 });
+    expect(parseSynthOptions({ preset: "reranker-tiny", out })).toMatchObject({ preset: "reranker-tiny", arch: "bert" });
     const cases: [Parameters<typeof parseSynthOptions>[0], RegExp][] = [
-      [{ out }, /--preset is required \(one of: tiny, bench, qwen2-0\.5b\)/],
-      [{ preset: "huge", out }, /--preset must be one of tiny, bench, qwen2-0\.5b, got "huge"/],
-      [{ preset: "tiny", arch: "gpt2", out }, /--arch must be one of qwen2, llama/],
+      [{ out }, /--preset is required \(one of: tiny, bench, qwen2-0\.5b, reranker-tiny\)/],
+      [{ preset: "huge", out }, /--preset must be one of tiny, bench, qwen2-0\.5b, reranker-tiny, got "huge"/],
+      [{ preset: "tiny", arch: "gpt2", out }, /--arch must be one of qwen2, llama, bert/],
+      [{ preset: "tiny", arch: "bert", out }, /--preset tiny is made in qwen2 or llama, not --arch bert/],
+      [{ preset: "reranker-tiny", arch: "llama", out }, /--preset reranker-tiny is made in bert, not --arch llama/],
       [{ preset: "tiny", quant: "q4_0", out }, /--quant must be one of f16, q8_0/],
       [{ preset: "tiny", seed: "-1", out }, /--seed must be an integer from 0 to 4294967295/],
       [{ preset: "tiny", seed: "1.5", out }, /--seed/],
@@ -89,7 +92,7 @@ describe("attr-rag models synth", () => {
     const program = new Command("attr-rag").exitOverride().configureOutput({ writeOut: (t) => void (help += t) });
     registerModelsCommand(program);
     expect(() => program.parse(["node", "attr-rag", "models", "synth", "--help"])).toThrow();
-    for (const text of ["--preset <name>", "--arch <name>", "--quant <type>", "--seed <n>", "--out <file>", "--vocab-dir <dir>", "--force", "bench", "132.6M"]) {
+    for (const text of ["--preset <name>", "--arch <name>", "--quant <type>", "--seed <n>", "--out <file>", "--vocab-dir <dir>", "--force", "bench", "132.6M", "reranker-tiny", "classification head"]) {
       expect(help).toContain(text);
     }
   });

@@ -24,6 +24,7 @@ export {
   type GgufValue,
 } from "./gguf/types.js";
 export {
+  PRESET_ARCHS,
   PRESET_SHAPES,
   SYNTH_ARCHS,
   SYNTH_PRESETS,

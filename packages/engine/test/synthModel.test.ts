@@ -10,6 +10,7 @@ import { ensureSynthModel, synthModelFileName } from "../src/synth/ensureSynthMo
 import { Prng } from "../src/synth/prng.js";
 import { synthesizeModel, type SynthesizedModel } from "../src/synth/synthesizeModel.js";
 import { resolveVocabDir } from "../src/synth/vocab.js";
+import { Model } from "../src/Model.js";
 
 // The vocab GGUFs come with every build of @attr-rag/native; without them these tests fail rather than skip.
 const VOCAB_DIR = join(import.meta.dirname, "../../../native/.cache/llama.cpp/models");
@@ -178,7 +179,44 @@ describe("synthetic models", () => {
   it("synth options - bad seeds and presets are refused before any file is written", async () => {
     await expect(synthesizeModel({ preset: "tiny", quant: "f16", seed: -1, out: join(dir, "x.gguf") })).rejects.toThrow(/seed must be an integer/);
     await expect(synthesizeModel({ preset: "huge" as "tiny", quant: "f16", out: join(dir, "x.gguf") })).rejects.toThrow(/unknown preset "huge"/);
+    await expect(synthesizeModel({ preset: "tiny", arch: "bert", quant: "f16", out: join(dir, "x.gguf") })).rejects.toThrow(/preset tiny is made in qwen2 or llama, not bert/);
+    await expect(synthesizeModel({ preset: "reranker-tiny", arch: "qwen2", quant: "f16", out: join(dir, "x.gguf") })).rejects.toThrow(/made in bert, not qwen2/);
     expect(existsSync(join(dir, "x.gguf"))).toBe(false);
+  });
+});
+
+describe("synthetic re-ranker", () => {
+  it("synth bert reranker - llama.cpp's bert tensors with a classification head, and llama.cpp re-ranks with it", async () => {
+    const made = await synthesizeModel({ preset: "reranker-tiny", quant: "q8_0", out: join(dir, "reranker.gguf") });
+    expect(made.arch).toBe("bert");
+    const header = await readGgufHeader(made.path);
+    const names = header.tensors.map((t) => t.name);
+    expect(names.slice(0, 5)).toEqual(["token_embd.weight", "token_types.weight", "position_embd.weight", "token_embd_norm.weight", "token_embd_norm.bias"]);
+    expect(names.slice(-4)).toEqual(["cls.weight", "cls.bias", "cls.output.weight", "cls.output.bias"]);
+    expect(tensor(header, "cls.output.weight").shape).toEqual([64, 1]);
+    expect(tensor(header, "blk.1.layer_output_norm.bias").shape).toEqual([64]);
+    expect(u32(header, "bert.pooling_type")).toEqual({ type: "uint32", value: 4 });
+    expect(u32(header, "bert.attention.causal")).toEqual({ type: "bool", value: false });
+    expect(u32(header, "tokenizer.ggml.model")).toEqual({ type: "string", value: "bert" });
+    expect(u32(header, "tokenizer.ggml.token_type_count")).toEqual({ type: "uint32", value: 2 });
+
+    // llama.cpp loads it as a re-ranker (rank pooling through the cls head): one score per document, the
+    // same whatever the batch around it, and different for different texts.
+    const model = await Model.load(made.path);
+    try {
+      expect(model.info.architecture).toBe("bert");
+      const ctx = await model.createContext({ kind: "rerank" });
+      const query = "How do I collect oxygen gas over water?";
+      const docs = ["Place a water-filled tube over the hole and let the gas push out the water.", "The cat sat on the mat.", "word ".repeat(2000)];
+      const scores = await ctx.rerank(query, docs, { truncate: true });
+      expect(scores).toHaveLength(3);
+      for (const x of scores) expect(Number.isFinite(x)).toBe(true);
+      expect(new Set(scores.map((x) => x.toFixed(6))).size).toBe(3);
+      const alone = await ctx.rerank(query, [docs[1]!]);
+      expect(alone[0]).toBeCloseTo(scores[1]!, 5);
+    } finally {
+      await model.dispose();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
-import { AskRequest, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { AskRequest, Baseline, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
 import { RESERVED_CONTEXT_MARK } from "@attr-rag/core";
-import { AbortError } from "@attr-rag/engine";
+import { basename } from "node:path";
+import { AbortError, ensureSynthModel } from "@attr-rag/engine";
 import { ChunkStore, UseLiteEmbedder } from "@attr-rag/index";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, runAsk } from "../src/index.js";
@@ -99,5 +100,42 @@ describe("gateway pipeline (embedded)", () => {
     await expect(run).rejects.toThrow(/was aborted/);
     expect(events.some((e) => e.stage?.$case === "done")).toBe(false);
     expect(runtime.generator.sequencesInUse()).toBe(0);
+  });
+  // Last: the store admits one open runtime at a time, so this closes the shared one.
+  it("pipeline - a GGUF cross-encoder re-ranks: the reranked event names it, no fallback, no fallback warning", async () => {
+    const request = AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 6, mode: 0 }, generation: { maxTokens: 8, strategy: 0 } });
+    // Without a cross-encoder the sets are re-ranked by the bi-encoder, and every result says so.
+    const fallbackEvents: AskEvent[] = [];
+    await runAsk(runtime, request, (e) => fallbackEvents.push(e), new AbortController().signal);
+    const fallback = stage(fallbackEvents, "reranked");
+    expect(fallback).toMatchObject({ reranker: "fallback:bi-encoder", fallback: true });
+    expect(stage(fallbackEvents, "done").warnings.some((w) => w.includes("fallback:bi-encoder"))).toBe(true);
+    await runtime.dispose();
+
+    // A synthetic bert re-ranker with a classification head (models synth --preset reranker-tiny).
+    const { path } = await ensureSynthModel("reranker-tiny");
+    const withReranker = await Runtime.open(testConfig(store.dir, { reranker: path }));
+    try {
+      const events: AskEvent[] = [];
+      await runAsk(withReranker, request, (e) => events.push(e), new AbortController().signal);
+      const reranked = stage(events, "reranked");
+      expect(reranked.reranker).toBe(`gguf:${basename(path)}`);
+      expect(reranked.fallback).toBe(false);
+      const scores = reranked.sets.map((s) => s.score);
+      expect(scores).toEqual([...scores].sort((a, b) => b - a));
+      expect(stage(events, "done").warnings.filter((w) => /re-ranker|fallback/i.test(w))).toEqual([]);
+      expect(stage(events, "attribution").rows.map((r) => r.setId)).toEqual(reranked.sets.map((s) => s.setId));
+      // Same sets, other scores: the cross-encoder's, not the bi-encoder's.
+      expect(reranked.sets.map((s) => s.setId).sort()).toEqual(fallback.sets.map((s) => s.setId).sort());
+      const byId = new Map(fallback.sets.map((s) => [s.setId, s.score]));
+      expect(reranked.sets.some((s) => Math.abs(s.score - byId.get(s.setId)!) > 1e-6)).toBe(true);
+
+      // The rerank baseline scores single chunks with the same cross-encoder.
+      const baseline: AskEvent[] = [];
+      await runAsk(withReranker, AskRequest.fromPartial({ ...request, baseline: { baseline: Baseline.BASELINE_RERANK, k: 3 } }), (e) => baseline.push(e), new AbortController().signal);
+      expect(stage(baseline, "reranked")).toMatchObject({ reranker: `gguf:${basename(path)}`, fallback: false });
+    } finally {
+      await withReranker.dispose();
+    }
   });
 });

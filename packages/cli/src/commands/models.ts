@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import {
   GgufError,
+  PRESET_ARCHS,
   SYNTH_ARCHS,
   SYNTH_PRESETS,
   SYNTH_QUANTS,
@@ -49,7 +50,8 @@ function oneOf<T extends string>(flag: string, value: string | undefined, allowe
 /** Validates the options; every problem is a CliError (exit code 2) naming the flag. */
 export function parseSynthOptions(options: SynthCommandOptions): SynthRequest {
   const preset = oneOf("--preset", options.preset, SYNTH_PRESETS);
-  const arch = oneOf("--arch", options.arch, SYNTH_ARCHS, "qwen2");
+  const arch = oneOf("--arch", options.arch, SYNTH_ARCHS, PRESET_ARCHS[preset][0]);
+  if (!PRESET_ARCHS[preset].includes(arch)) throw new CliError(`--preset ${preset} is made in ${PRESET_ARCHS[preset].join(" or ")}, not --arch ${arch}`);
   const quant = oneOf("--quant", options.quant, SYNTH_QUANTS, "q8_0");
   const seedText = options.seed ?? "1";
   const seed = Number(seedText);
@@ -110,10 +112,15 @@ export function registerModelsCommand(program: Command): void {
         "byte-identical file.",
         "",
         "Presets (parameter counts with the qwen2 vocabulary):",
-        "  tiny   n_embd 64, 2 layers, 4 heads (2 KV), FFN 128, ctx 2048      9.8M",
-        "  bench  n_embd 640, 8 layers, 10 heads (2 KV), FFN 1792, ctx 4096  132.6M",
+        "  tiny           n_embd 64, 2 layers, 4 heads (2 KV), FFN 128, ctx 2048        9.8M",
+        "  bench          n_embd 640, 8 layers, 10 heads (2 KV), FFN 1792, ctx 4096   132.6M",
+        "  qwen2-0.5b     Qwen2-0.5B's shape: n_embd 896, 24 layers, 14 heads (2 KV)  494.0M",
+        "  reranker-tiny  bert cross-encoder with a classification head (rank",
+        "                 pooling): n_embd 64, 2 layers, 4 heads, ctx 512            2.1M",
         "qwen2 has q/k/v biases and tied embeddings; llama has no biases and a",
-        "separate output matrix (and a 32000-token vocabulary).",
+        "separate output matrix (and a 32000-token vocabulary). reranker-tiny is",
+        "always bert (the bge WordPiece vocabulary): pass it as --reranker to",
+        "exercise the GGUF re-ranking path.",
         "",
         "Progress goes to stderr, a summary line to stdout. The vocab GGUFs come",
         "from building @attr-rag/native (npm run build -w @attr-rag/native).",
@@ -123,11 +130,11 @@ export function registerModelsCommand(program: Command): void {
       ].join("\n"),
     )
     .option("--preset <name>", `model shape: ${SYNTH_PRESETS.join(" | ")} (required)`)
-    .option("--arch <name>", `architecture: ${SYNTH_ARCHS.join(" | ")}`, "qwen2")
+    .option("--arch <name>", `architecture: ${SYNTH_ARCHS.join(" | ")} (default: qwen2; bert for reranker-tiny)`)
     .option("--quant <type>", `weight type of the matrices: ${SYNTH_QUANTS.join(" | ")} (norms and biases stay f32)`, "q8_0")
     .option("--seed <n>", "random seed, an integer from 0 to 4294967295", "1")
     .option("--out <file>", "output .gguf path (required; missing directories are created)")
-    .option("--vocab-dir <dir>", "directory holding ggml-vocab-qwen2.gguf and ggml-vocab-llama-spm.gguf (default: <repo>/native/.cache/llama.cpp/models)")
+    .option("--vocab-dir <dir>", "directory holding llama.cpp's ggml-vocab-*.gguf files (default: <repo>/native/.cache/llama.cpp/models)")
     .option("--force", "replace the output file if it exists")
     .action(async (options: SynthCommandOptions) => {
       const model = await runModelsSynth(options);

@@ -1,10 +1,13 @@
 // What llama.cpp's loader expects of each architecture we synthesize: hyperparameter keys (with the GGUF
 // types it insists on: counts uint32, floats float32) and tensor names/shapes as its load_arch_tensors
-// creates them (src/models/qwen2.cpp, src/models/llama.cpp). Shapes are in ggml order, input dimension
-// first: a weight mapping n_in -> n_out is [n_in, n_out].
+// creates them (src/models/qwen2.cpp, src/models/llama.cpp; bert in bertReranker.ts). Shapes are in ggml
+// order, input dimension first: a weight mapping n_in -> n_out is [n_in, n_out].
 import type { GgmlType, GgufValue } from "../gguf/types.js";
 import { ggufValue } from "../gguf/values.js";
+import { BERT_VOCAB_FILE, bertMetadata, planBertTensors } from "./bertReranker.js";
 import { headDim, type ModelShape, type SynthArch, type SynthQuant } from "./presets.js";
+
+type DecoderArch = Exclude<SynthArch, "bert">;
 
 export type WeightInit = { readonly kind: "ones" } | { readonly kind: "normal"; readonly std: number };
 
@@ -26,7 +29,7 @@ interface ArchSpec {
   readonly tiedEmbeddings: boolean;
 }
 
-export const ARCH_SPECS: Readonly<Record<SynthArch, ArchSpec>> = {
+export const ARCH_SPECS: Readonly<Record<DecoderArch, ArchSpec>> = {
   qwen2: { vocabFile: "ggml-vocab-qwen2.gguf", ropeFreqBase: 1_000_000, rmsEpsilon: 1e-6, qkvBias: true, tiedEmbeddings: true },
   llama: { vocabFile: "ggml-vocab-llama-spm.gguf", ropeFreqBase: 10_000, rmsEpsilon: 1e-5, qkvBias: false, tiedEmbeddings: false },
 };
@@ -48,8 +51,14 @@ const BIAS_STD = 0.02;
 const FILE_TYPE: Readonly<Record<SynthQuant, number>> = { f16: 1, q8_0: 7 };
 const MATRIX_TYPE: Readonly<Record<SynthQuant, GgmlType>> = { f16: "F16", q8_0: "Q8_0" };
 
+/** The vocab-only GGUF in llama.cpp's models/ directory whose tokenizer an architecture's models copy. */
+export function vocabFileOf(arch: SynthArch): string {
+  return arch === "bert" ? BERT_VOCAB_FILE : ARCH_SPECS[arch].vocabFile;
+}
+
 /** `<arch>.*` hyperparameter keys, in the order llama.cpp's converter writes them. */
 export function archMetadata(arch: SynthArch, shape: ModelShape, vocabSize: number): [string, GgufValue][] {
+  if (arch === "bert") return bertMetadata(shape);
   const spec = ARCH_SPECS[arch];
   const u32 = ggufValue.uint32;
   const keys: [string, GgufValue][] = [
@@ -75,6 +84,7 @@ export function fileTypeOf(quant: SynthQuant): number {
 
 /** Every tensor of the model with its shape, type and how to initialise it. 1-D tensors stay F32. */
 export function planModelTensors(arch: SynthArch, shape: ModelShape, vocabSize: number, quant: SynthQuant): SynthTensorPlan[] {
+  if (arch === "bert") return planBertTensors(shape, vocabSize, quant);
   const spec = ARCH_SPECS[arch];
   const matrixType = MATRIX_TYPE[quant];
   const nEmbd = shape.embeddingLength;

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { GgufError } from "../gguf/ggufError.js";
 import { readGgufHeader } from "../gguf/readHeader.js";
-import type { SynthArch, SynthPreset, SynthQuant } from "./presets.js";
+import { PRESET_ARCHS, type SynthArch, type SynthPreset, type SynthQuant } from "./presets.js";
 import { findRepoRoot } from "./repoPaths.js";
 import {
   DEFAULT_SYNTH_SEED,
@@ -45,7 +45,7 @@ export function synthModelFileName(preset: SynthPreset, arch: SynthArch, quant: 
 /** The path of the cached synthetic model, generating it first if missing or made by another generator version. */
 export async function ensureSynthModel(preset: SynthPreset, options: EnsureSynthModelOptions = {}): Promise<EnsuredSynthModel> {
   const quant = options.quant ?? "q8_0";
-  const arch = options.arch ?? "qwen2";
+  const arch = options.arch ?? PRESET_ARCHS[preset][0]!;
   const seed = options.seed ?? DEFAULT_SYNTH_SEED;
   const cacheDir = options.cacheDir ?? defaultSynthCacheDir();
   const path = join(cacheDir, synthModelFileName(preset, arch, quant, seed));

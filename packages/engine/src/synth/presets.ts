@@ -4,12 +4,24 @@
 // Qwen2-0.5B's exact shape (494M parameters), where, as in real deployments, the transformer body rather than
 // the vocabulary's output row dominates each generated token.
 
-export type SynthPreset = "tiny" | "bench" | "qwen2-0.5b";
-export type SynthArch = "qwen2" | "llama";
+export type SynthPreset = "tiny" | "bench" | "qwen2-0.5b" | "reranker-tiny";
+export type SynthArch = "qwen2" | "llama" | "bert";
 export type SynthQuant = "f16" | "q8_0";
 
-export const SYNTH_PRESETS: readonly SynthPreset[] = ["tiny", "bench", "qwen2-0.5b"];
-export const SYNTH_ARCHS: readonly SynthArch[] = ["qwen2", "llama"];
+export const SYNTH_PRESETS: readonly SynthPreset[] = ["tiny", "bench", "qwen2-0.5b", "reranker-tiny"];
+export const SYNTH_ARCHS: readonly SynthArch[] = ["qwen2", "llama", "bert"];
+
+/**
+ * The architectures each preset can be made in, the default first: the generators are decoders (qwen2 or
+ * llama layout); `reranker-tiny` is a BERT cross-encoder with a classification head, which llama.cpp runs
+ * with rank pooling, as a GGUF re-ranker (bge-reranker and the like) would be.
+ */
+export const PRESET_ARCHS: Readonly<Record<SynthPreset, readonly SynthArch[]>> = {
+  tiny: ["qwen2", "llama"],
+  bench: ["qwen2", "llama"],
+  "qwen2-0.5b": ["qwen2", "llama"],
+  "reranker-tiny": ["bert"],
+};
 export const SYNTH_QUANTS: readonly SynthQuant[] = ["f16", "q8_0"];
 
 export interface ModelShape {
@@ -32,6 +44,7 @@ export const PRESET_SHAPES: Readonly<Record<SynthPreset, ModelShape>> = {
   tiny: { contextLength: 2048, embeddingLength: 64, blockCount: 2, feedForwardLength: 128, headCount: 4, headCountKv: 2, qkScale: 3 },
   bench: { contextLength: 4096, embeddingLength: 640, blockCount: 8, feedForwardLength: 1792, headCount: 10, headCountKv: 2, qkScale: 1 },
   "qwen2-0.5b": { contextLength: 32768, embeddingLength: 896, blockCount: 24, feedForwardLength: 4864, headCount: 14, headCountKv: 2, qkScale: 1 },
+  "reranker-tiny": { contextLength: 512, embeddingLength: 64, blockCount: 2, feedForwardLength: 128, headCount: 4, headCountKv: 4, qkScale: 1 },
 };
 
 export function headDim(shape: ModelShape): number {

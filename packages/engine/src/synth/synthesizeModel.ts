@@ -7,7 +7,7 @@ import { writeGguf } from "../gguf/writeGguf.js";
 import type { GgufValue } from "../gguf/types.js";
 import { ggufValue } from "../gguf/values.js";
 import { archMetadata, countParameters, fileTypeOf, planModelTensors, type SynthTensorPlan } from "./architectures.js";
-import { PRESET_SHAPES, type ModelShape, type SynthArch, type SynthPreset, type SynthQuant } from "./presets.js";
+import { PRESET_ARCHS, PRESET_SHAPES, type ModelShape, type SynthArch, type SynthPreset, type SynthQuant } from "./presets.js";
 import { Prng } from "./prng.js";
 import { loadTokenizer } from "./vocab.js";
 
@@ -46,13 +46,15 @@ export interface SynthesizedModel {
 }
 
 export async function synthesizeModel(options: SynthesizeModelOptions): Promise<SynthesizedModel> {
-  const arch = options.arch ?? "qwen2";
+  const archs = PRESET_ARCHS[options.preset];
+  if (archs === undefined) throw new RangeError(`unknown preset ${JSON.stringify(options.preset)}; use ${Object.keys(PRESET_ARCHS).join(", ")}`);
+  const arch = options.arch ?? archs[0]!;
+  if (!archs.includes(arch)) throw new RangeError(`preset ${options.preset} is made in ${archs.join(" or ")}, not ${arch}`);
   const seed = options.seed ?? DEFAULT_SYNTH_SEED;
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     throw new RangeError(`seed must be an integer in [0, 4294967295], got ${seed}`);
   }
   const shape = PRESET_SHAPES[options.preset];
-  if (shape === undefined) throw new RangeError(`unknown preset ${JSON.stringify(options.preset)}; use tiny or bench`);
   const tokenizer = await loadTokenizer(arch, options.vocabDir);
   const plan = planModelTensors(arch, shape, tokenizer.vocabSize, options.quant);
 

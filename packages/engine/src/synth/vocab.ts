@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { GgufError } from "../gguf/ggufError.js";
 import { readGgufHeader } from "../gguf/readHeader.js";
 import type { GgufValue } from "../gguf/types.js";
-import { ARCH_SPECS } from "./architectures.js";
+import { vocabFileOf } from "./architectures.js";
 import type { SynthArch } from "./presets.js";
 import { findRepoRoot } from "./repoPaths.js";
 
@@ -36,7 +36,7 @@ export interface Tokenizer {
 
 /** Reads the tokenizer keys of `arch`'s vocab GGUF from `vocabDir` (see resolveVocabDir). */
 export async function loadTokenizer(arch: SynthArch, vocabDir?: string): Promise<Tokenizer> {
-  const source = join(resolveVocabDir(vocabDir), ARCH_SPECS[arch].vocabFile);
+  const source = join(resolveVocabDir(vocabDir), vocabFileOf(arch));
   if (!existsSync(source)) {
     throw new GgufError(`${source} is missing; rebuild @attr-rag/native (npm run build -w @attr-rag/native) to unpack llama.cpp's vocab GGUFs`);
   }
