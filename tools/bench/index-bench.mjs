@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { describeRun } from "../../packages/cli/dist/index.js";
 import { ChunkStore, UseLiteEmbedder } from "../../packages/index/dist/index.js";
 
 const { values } = parseArgs({
@@ -152,5 +153,6 @@ console.log(
     ingest: { seconds: ingestSeconds, chunks_per_s: stats.chunks / ingestSeconds, note: "hashed embedder: store cost only" },
     query,
     use_lite: useLite,
+    run: describeRun(process.argv, "node tools/bench/index-bench.mjs"),
   }),
 );

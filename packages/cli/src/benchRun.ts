@@ -14,7 +14,8 @@ export interface BenchRun {
   machine: { cpu: string; cores: number; memory_gib: number; os: string; node: string; devices: string[] };
 }
 
-export function describeRun(argv: readonly string[] = process.argv): BenchRun {
+/** `program` names what was run (argv[2…] follow it): "attr-rag", or "node tools/bench/index-bench.mjs". */
+export function describeRun(argv: readonly string[] = process.argv, program = "attr-rag"): BenchRun {
   const git = (...args: string[]) => {
     const r = spawnSync("git", args, { cwd: import.meta.dirname, encoding: "utf8" });
     return r.status === 0 ? r.stdout.trim() : undefined;
@@ -29,7 +30,7 @@ export function describeRun(argv: readonly string[] = process.argv): BenchRun {
     // The addon is checked when the bench loads its model; a description without devices is still useful.
   }
   return {
-    command: ["attr-rag", ...argv.slice(2)].map(quote).join(" "),
+    command: [program, ...argv.slice(2).map(quote)].join(" "),
     commit: commit ?? null,
     dirty: status === undefined ? null : status !== "",
     date: new Date().toISOString(),

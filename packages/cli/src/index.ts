@@ -1,3 +1,4 @@
 export { createProgram, VERSION } from "./program.js";
 export { CliError } from "./cliError.js";
+export { describeRun, type BenchRun } from "./benchRun.js";
 export { scoreMetricLines } from "./commands/metrics.js";

@@ -85,7 +85,8 @@ describe("attr-rag eval retrieval", () => {
     const r = run(["eval", "retrieval", "--corpus", corpus, "--questions", questions, "--mode", "bm25", "--k", "1,2,5", "--json"], { ...process.env, TMPDIR: tmp });
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(Object.keys(report)).toEqual(["corpus", "questions", "evaluated", "skipped_no_gold", "modes"]);
+    expect(Object.keys(report)).toEqual(["corpus", "questions", "evaluated", "skipped_no_gold", "modes", "chunks", "run"]);
+    expect(report.run.command).toMatch(/^attr-rag eval retrieval /);
     expect(report).toMatchObject({ corpus: 6, questions: 5, evaluated: 4, skipped_no_gold: 1 });
     expect(Object.keys(report.modes)).toEqual(["bm25"]);
     const bm25 = report.modes.bm25;

@@ -5,6 +5,7 @@ import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { dedupeRanking, ndcgAtK, recallAtK, reciprocalRank } from "@attr-rag/core";
 import { ChunkStore, MAX_K, readDocuments, type Embedder, type SearchHit } from "@attr-rag/index";
+import { describeRun } from "../benchRun.js";
 import { CliError } from "../cliError.js";
 import { progressBar } from "../progressBar.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
@@ -336,7 +337,7 @@ export function registerEvalCommand(program: Command): void {
               skipped_no_gold: questions.length - evaluated.length,
               modes: scores,
             };
-            process.stdout.write(o.json ? `${JSON.stringify(report)}\n` : formatReport(report, ks));
+            process.stdout.write(o.json ? `${JSON.stringify({ ...report, chunks: store.stats().chunks, run: describeRun() })}\n` : formatReport(report, ks));
           } finally {
             await store.close();
           }

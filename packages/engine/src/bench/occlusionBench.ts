@@ -33,6 +33,8 @@ export interface StrategyReport {
 
 export interface OcclusionBenchReport {
   model: string;
+  /** Parameters of the model (llama_model_n_params). */
+  model_parameters: number;
   n_sets: number;
   prompt_tokens: number;
   max_tokens: number;
@@ -119,6 +121,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   }
   return {
     model: model.info.path,
+    model_parameters: model.info.nParams,
     n_sets: o.sets,
     prompt_tokens: segmentsLength(segments),
     max_tokens: o.maxTokens,
