@@ -23,6 +23,7 @@ if (nx.error) console.error(`could not start nx: ${nx.error.message}; run \`npm 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const skippedNames = [];
 for (const name of packages) {
   const reportFile = join(packagesDir, name, ".reports/vitest.json");
   if (!existsSync(reportFile)) {
@@ -41,6 +42,13 @@ for (const name of packages) {
   );
   failed += brokenFiles.length;
   console.error(`${name}: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles.length} failed`);
+  // Skips are listed by name; a test that may skip says why in its name.
+  for (const file of report.testResults ?? []) {
+    for (const test of file.assertionResults ?? []) {
+      if (test.status === "skipped" || test.status === "pending" || test.status === "todo") skippedNames.push(`${name}: ${test.fullName}`);
+    }
+  }
 }
+for (const test of skippedNames) console.error(`skipped: ${test}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exitCode = failed > 0 || passed === 0 || nx.status !== 0 ? 1 : 0;

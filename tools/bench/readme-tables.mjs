@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+// The README's measured tables are rendered from the raw JSON of the runs in bench/results/ (each with the
+// command, commit and machine that produced it), never typed by hand:
+//
+//   node tools/bench/readme-tables.mjs          rewrite the generated blocks of README.md
+//   node tools/bench/readme-tables.mjs --check  exit 1 if README.md differs from what the JSON renders
+//
+// A block is the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; packages/cli's
+// readmeTables test fails whenever the README and bench/results/ disagree.
+import { readFileSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+export const REPO_ROOT = resolve(import.meta.dirname, "../..");
+export const RESULTS_DIR = join(REPO_ROOT, "bench/results");
+
+/** Each block: the result files it renders (in bench/results/) and how. */
+export const BLOCKS = {
+  "occlusion-bench": { files: ["occlusion-bench-f16.json", "occlusion-bench-q8_0.json"], render: occlusionBlock },
+  "occlusion-qwen2-0.5b": { files: ["occlusion-qwen2-0.5b-q8_0.json"], render: occlusionBlock },
+  retrieval: { files: ["retrieval-chemlitqa-train.json", "retrieval-chemex-like-train.json"], render: retrievalBlock },
+  "index-bench": { files: ["index-bench.json"], render: indexBlock },
+};
+
+/** Reads a result file; `load` can be swapped (tests change numbers to see the check fail). */
+export function loadResult(file) {
+  return JSON.parse(readFileSync(join(RESULTS_DIR, file), "utf8"));
+}
+
+/** README text with every generated block replaced by what its results render. */
+export function renderReadme(readme, load = loadResult) {
+  let out = readme;
+  for (const [name, block] of Object.entries(BLOCKS)) {
+    const open = `<!-- generated:${name} -->`;
+    const close = `<!-- /generated:${name} -->`;
+    const start = out.indexOf(open);
+    const end = out.indexOf(close);
+    if (start < 0 || end < start) throw new Error(`README.md has no ${open} … ${close} block`);
+    const results = block.files.map((file) => ({ file, data: load(file) }));
+    out = `${out.slice(0, start + open.length)}\n${block.render(results).trim()}\n${out.slice(end)}`;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------- renderers
+
+const fixed = (x, digits) => (x === null || x === undefined ? "–" : Number(x).toFixed(digits));
+const thousands = (n) => Math.round(n).toLocaleString("en-US");
+const link = (file) => `[${file}](bench/results/${file})`;
+
+/** One line per result: what ran, where, when. */
+function provenance(results) {
+  return results
+    .map(({ file, data }) => {
+      const r = data.run;
+      if (!r?.command || !r?.machine) throw new Error(`bench/results/${file} has no run record (command, commit, machine)`);
+      const commit = r.commit ? `commit ${r.commit.slice(0, 7)}${r.dirty ? " + uncommitted changes" : ""}` : "no commit recorded";
+      return `- ${link(file)}: \`${r.command}\` (${commit}, ${r.date.slice(0, 10)}; ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node})`;
+    })
+    .join("\n");
+}
+
+function occlusionBlock(results) {
+  const rows = [];
+  const notes = [];
+  for (const { data } of results) {
+    const model = basename(data.model);
+    const naive = data.strategies.naive;
+    notes.push(
+      `\`${model}\` (${(data.model_parameters / 1e6).toFixed(1)} M parameters): ${data.n_sets} sets, ${data.prompt_tokens}-token prompt, ` +
+        `${data.max_tokens} new tokens; A_full alone ${fixed(data.single.wall_ms / 1000, 1)} s (${thousands(data.single.tokens_evaluated)} tokens); ` +
+        (data.max_divergence_margin === null
+          ? "answers not compared with naive."
+          : `largest naive margin where an answer first differs from naive's: ${fixed(data.max_divergence_margin, 3)}.`),
+    );
+    for (const [name, s] of Object.entries(data.strategies)) {
+      const ratio = (x, of) => (naive ? ` (${fixed(x / of, 2)})` : "");
+      const identical = s.sequences_identical === null ? (name === "naive" ? "reference" : "not compared") : `${s.sequences_identical}/${s.sequences_total}`;
+      rows.push(
+        `| ${model} | ${name} | ${fixed(s.wall_ms / 1000, 1)} | ${naive ? `${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
+          `${thousands(s.tokens_evaluated)}${ratio(s.tokens_evaluated, naive?.tokens_evaluated)} | ${thousands(s.tokens_reused)} | ${thousands(s.draft_accepted)} | ` +
+          `${thousands(s.decode_steps)}${ratio(s.decode_steps, naive?.decode_steps)} | ${identical} |`,
+      );
+    }
+  }
+  return [
+    ...notes.map((n) => `- ${n}`),
+    "",
+    "| model | strategy | wall s | vs naive | tokens evaluated (÷ naive) | reused | drafts accepted | decode steps (÷ naive) | identical to naive |",
+    "|---|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+    provenance(results),
+  ].join("\n");
+}
+
+function retrievalBlock(results) {
+  const ks = ["1", "5", "10", "30"];
+  const rows = [];
+  for (const { file, data } of results) {
+    const dataset = file.replace(/^retrieval-/, "").replace(/\.json$/, "");
+    let first = true;
+    for (const [mode, s] of Object.entries(data.modes)) {
+      const label = first ? `${dataset} (${thousands(data.corpus)} docs, ${thousands(data.chunks)} chunks, ${data.evaluated} q)` : "";
+      first = false;
+      rows.push(`| ${label} | ${mode} | ${ks.map((k) => fixed(s.recall[k], 3)).join(" | ")} | ${fixed(s.mrr, 3)} | ${fixed(s["ndcg@10"], 3)} |`);
+    }
+  }
+  return [
+    "| dataset | mode | R@1 | R@5 | R@10 | R@30 | MRR | nDCG@10 |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+    provenance(results),
+  ].join("\n");
+}
+
+function indexBlock(results) {
+  const [{ data }] = results;
+  const u = data.use_lite;
+  return [
+    `${thousands(data.chunks)} chunks in ${thousands(data.documents)} synthetic documents over a Zipf vocabulary, ${data.dimensions}-d vectors;`,
+    `the store's own costs are measured with a fast hashed embedder. Ingest: ${fixed(data.ingest.chunks_per_s, 0)} chunks/s`,
+    `(SQLite + FTS5 + usearch, ${fixed(data.ingest.seconds, 0)} s).` +
+      (u ? ` USE-lite itself embeds ${fixed(u.chunks_per_s, 1)} chunks/s of 1,000 characters and a query in ${fixed(u.query_embed_p50_ms, 0)} ms (p50).` : ""),
+    "Query latency in ms (k = 30, excluding query embedding), 1 and 8 concurrent clients on one event loop",
+    "(searches are synchronous, so 8 clients queue behind each other):",
+    "",
+    "| mode | p50 (1) | p99 (1) | p50 (8) | p99 (8) | queries/s (8) |",
+    "|---|---|---|---|---|---|",
+    ...Object.entries(data.query).map(
+      ([mode, q]) => `| ${mode} | ${fixed(q.c1.p50_ms, 1)} | ${fixed(q.c1.p99_ms, 1)} | ${fixed(q.c8.p50_ms, 1)} | ${fixed(q.c8.p99_ms, 1)} | ${fixed(q.c8.qps, 0)} |`,
+    ),
+    "",
+    provenance(results),
+  ].join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------- command
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const path = join(REPO_ROOT, "README.md");
+  const readme = readFileSync(path, "utf8");
+  const rendered = renderReadme(readme);
+  if (process.argv.includes("--check")) {
+    if (rendered !== readme) {
+      console.error("README.md's generated tables differ from bench/results/; run node tools/bench/readme-tables.mjs");
+      process.exit(1);
+    }
+    console.log("README.md's generated tables match bench/results/");
+  } else {
+    writeFileSync(path, rendered);
+    console.log(rendered === readme ? "README.md already up to date" : "README.md's generated tables rewritten from bench/results/");
+  }
+}
