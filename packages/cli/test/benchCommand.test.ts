@@ -16,7 +16,9 @@ describe("attr-rag bench occlusion", () => {
     const r = run(["bench", "occlusion", "--model", STORIES, "--sets", "3", "--set-tokens", "40", "--max-tokens", "16", "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(Object.keys(report)).toEqual(["model", "n_sets", "prompt_tokens", "max_tokens", "single", "strategies", "max_divergence_margin", "run"]);
+    expect(Object.keys(report)).toEqual(["model", "model_parameters", "n_sets", "prompt_tokens", "max_tokens", "single", "strategies", "max_divergence_margin", "run"]);
+    expect(report.model).toBe(STORIES); // as given on the command line
+    expect(report.model_parameters).toBeGreaterThan(200_000);
     expect(report.n_sets).toBe(3);
     expect(report.max_tokens).toBe(16);
     expect(report.prompt_tokens).toBeGreaterThan(3 * 30);

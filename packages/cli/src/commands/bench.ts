@@ -100,7 +100,8 @@ export function registerBenchCommand(program: Command): void {
         });
         bar.done();
         if (o.json) {
-          process.stdout.write(`${JSON.stringify({ ...report, run: describeRun() })}\n`);
+          // The model as given (a relative path or a cache name), not this machine's absolute path.
+          process.stdout.write(`${JSON.stringify({ ...report, model: o.model, run: describeRun() })}\n`);
           return;
         }
         const naive = report.strategies.naive;

@@ -71,7 +71,7 @@ export function registerModelsPull(models: Command): void {
       } catch (err) {
         bar?.done();
         if (err instanceof EngineArgumentError) throw new CliError(err.message, 2, { cause: err });
-        if (err instanceof ModelPullError) throw new CliError(err.message, err.retryable ? 1 : 2, { cause: err });
+        if (err instanceof ModelPullError) throw new CliError(err.message, controller.signal.aborted ? 130 : err.retryable ? 1 : 2, { cause: err });
         throw err;
       } finally {
         process.off("SIGINT", onSigint);
