@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { describeRun } from "../../packages/cli/dist/index.js";
+import { describeRun } from "../../packages/engine/dist/index.js";
 import { ChunkStore, UseLiteEmbedder } from "../../packages/index/dist/index.js";
 
 const { values } = parseArgs({
@@ -23,6 +23,8 @@ const { values } = parseArgs({
     "use-lite-sample": { type: "string", default: "64" },
   },
 });
+// Read when the code was loaded, not at the end: the commit and tree state of what actually ran.
+const run = describeRun(process.argv, "node tools/bench/index-bench.mjs");
 const targetChunks = Number(values.chunks);
 const dims = Number(values.dims);
 const queryCount = Number(values.queries);
@@ -153,6 +155,6 @@ console.log(
     ingest: { seconds: ingestSeconds, chunks_per_s: stats.chunks / ingestSeconds, note: "hashed embedder: store cost only" },
     query,
     use_lite: useLite,
-    run: describeRun(process.argv, "node tools/bench/index-bench.mjs"),
+    run,
   }),
 );

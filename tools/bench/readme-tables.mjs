@@ -69,9 +69,7 @@ function occlusionBlock(results) {
     notes.push(
       `\`${model}\` (${(data.model_parameters / 1e6).toFixed(1)} M parameters): ${data.n_sets} sets, ${data.prompt_tokens}-token prompt, ` +
         `${data.max_tokens} new tokens; A_full alone ${fixed(data.single.wall_ms / 1000, 1)} s (${thousands(data.single.tokens_evaluated)} tokens); ` +
-        (data.max_divergence_margin === null
-          ? "answers not compared with naive."
-          : `largest naive margin where an answer first differs from naive's: ${fixed(data.max_divergence_margin, 3)}.`),
+        agreement(data)),
     );
     for (const [name, s] of Object.entries(data.strategies)) {
       const ratio = (x, of) => (naive ? ` (${fixed(x / of, 2)})` : "");
@@ -92,6 +90,14 @@ function occlusionBlock(results) {
     "",
     provenance(results),
   ].join("\n");
+}
+
+/** What the comparison with naive found, without quoting a margin when nothing diverged. */
+function agreement(data) {
+  if (data.max_divergence_margin === null) return "answers not compared with naive.";
+  const compared = Object.entries(data.strategies).filter(([name]) => name !== "naive");
+  if (compared.every(([, s]) => s.first_divergences.length === 0)) return "every answer token-identical to naive's.";
+  return `largest naive margin where an answer first differs from naive's: ${fixed(data.max_divergence_margin, 3)} (a near-tie when ≤ 0.1).`;
 }
 
 function retrievalBlock(results) {

@@ -169,6 +169,5 @@ export type { DeepPartial, MessageFns } from "./gen/attr_rag/v1/pipeline.js";
 
 // gRPC server reflection from the compiler's descriptors (buf build, embedded at build time)
 export { addServerReflection, reflectionIndex } from "./reflection/serverReflection.js";
-export { apiFileDescriptorSet, splitFileDescriptorSet } from "./reflection/apiDescriptors.js";
-export { HEALTH_SERVICE_NAME } from "./reflection/healthFileDescriptor.js";
+export { apiFileDescriptorSet, HEALTH_SERVICE_NAME, healthFileDescriptorSet, splitFileDescriptorSet } from "./reflection/apiDescriptors.js";
 export type { DescriptorIndex } from "./reflection/descriptorIndex.js";

@@ -14,6 +14,7 @@ import {
   ATTR_RAG_SERVICE_NAME,
   AttrRagServiceService,
   HEALTH_SERVICE_NAME,
+  healthFileDescriptorSet,
   INDEX_SERVICE_NAME,
   IndexServiceService,
   reflectionIndex,
@@ -92,6 +93,15 @@ describe("reflection descriptors", () => {
     expect(index.fileOfSymbol("attr_rag.v1.NoSuchThing")).toBeUndefined();
     const withDeps = index.withDependencies("attr_rag/v1/retrieval.proto")!.map((b) => fromBinary(FileDescriptorProtoSchema, b).name);
     expect(withDeps).toEqual(["attr_rag/v1/retrieval.proto", "attr_rag/v1/chunk.proto"]);
+  });
+
+  it("reflection - grpc.health.v1 is grpc-health-check's own health.proto (Check, Watch and List), compiled by buf", () => {
+    const [health] = splitFileDescriptorSet(healthFileDescriptorSet()).map((b) => fromBinary(FileDescriptorProtoSchema, b));
+    expect(health!.name).toBe("grpc/health/v1/health.proto");
+    expect(health!.service.map((s) => [s.name, s.method.map((m) => m.name)])).toEqual([["Health", ["Check", "Watch", "List"]]]);
+    const list = health!.messageType.find((m) => m.name === "HealthListResponse")!;
+    expect(list.field[0]!.typeName).toBe(".grpc.health.v1.HealthListResponse.StatusesEntry");
+    expect(list.nestedType[0]!.options?.mapEntry).toBe(true);
   });
 
   it("reflection - a service without a descriptor is refused when reflection is added", () => {

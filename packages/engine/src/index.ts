@@ -75,4 +75,5 @@ export { describeModel, listCachedModels, type CachedModel, type PartialDownload
 export { nativeAddon } from "./native/loadAddon.js";
 export type { NativeDevice } from "./native/addonTypes.js";
 export { readBenchCorpus } from "./bench/benchCorpus.js";
+export { describeRun, type BenchRun } from "./bench/runRecord.js";
 export { benchSets, runOcclusionBench, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";

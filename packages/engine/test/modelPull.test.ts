@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,7 +58,7 @@ describe("models pull", () => {
     const result = await pullModel({ source: server.url("/models/m.gguf"), dir, sha256: SHA, onNote: (l) => notes.push(l) });
     expect(server.requests.map((r) => [r.range, r.ifRange, r.status, r.bytesSent])).toEqual([
       [undefined, undefined, 200, CUT],
-      [`bytes=${CUT}-`, `"v1-${MODEL.length}"`, 206, MODEL.length - CUT],
+      [`bytes=${CUT}-`, server.etagOf(MODEL), 206, MODEL.length - CUT],
     ]);
     expect(result).toMatchObject({ resumedFrom: CUT, bytes: MODEL.length, sha256: SHA });
     expect(notes).toContain(`resuming m.gguf at ${CUT} bytes`);
@@ -116,18 +116,18 @@ describe("models pull", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  it("model pull - hf: sources follow the hub's redirect, send HF_TOKEN and are checked against the hub's sha256", async () => {
+  it("model pull - hf: sources follow the hub's redirect to its CDN, send HF_TOKEN to the hub only, and are checked against the hub's sha256", async () => {
     const body = fakeGguf(200_000, 7);
     const sha = createHash("sha256").update(body).digest("hex");
     const env = (origin: string) => ({ HF_ENDPOINT: `${origin}/hub`, HF_TOKEN: "hf_secret" });
     {
-      await using server = await startModelServer({ "/cdn/sub/q4.gguf": body }, { linkedSha256: sha });
-      const result = await pullModel({ source: "hf:acme/tiny-GGUF/sub/q4.gguf", dir: freshDir(), env: env(server.origin) });
-      expect(result).toMatchObject({ name: "q4.gguf", sha256: sha, verifiedBy: "hub", url: `${server.origin}/hub/acme/tiny-GGUF/resolve/main/sub/q4.gguf` });
-      expect(server.requests.map((r) => [r.path, r.status, r.authorization])).toEqual([
-        ["/hub/acme/tiny-GGUF/resolve/main/sub/q4.gguf", 302, "Bearer hf_secret"],
-        ["/cdn/sub/q4.gguf", 200, "Bearer hf_secret"], // same origin here; the real CDN is another host
-      ]);
+      // As on huggingface.co: the sha256 comes on the hub's 302, the bytes from another origin.
+      await using cdn = await startModelServer({ "/cdn/sub/q4.gguf": body });
+      await using hub = await startModelServer({}, { linkedSha256: sha, cdnOrigin: cdn.origin });
+      const result = await pullModel({ source: "hf:acme/tiny-GGUF/sub/q4.gguf", dir: freshDir(), env: env(hub.origin) });
+      expect(result).toMatchObject({ name: "q4.gguf", sha256: sha, verifiedBy: "hub", url: `${hub.origin}/hub/acme/tiny-GGUF/resolve/main/sub/q4.gguf` });
+      expect(hub.requests.map((r) => [r.path, r.status, r.authorization])).toEqual([["/hub/acme/tiny-GGUF/resolve/main/sub/q4.gguf", 302, "Bearer hf_secret"]]);
+      expect(cdn.requests.map((r) => [r.path, r.status, r.authorization])).toEqual([["/cdn/sub/q4.gguf", 200, undefined]]);
     }
     {
       await using server = await startModelServer({ "/cdn/q4.gguf": body }, { linkedSha256: "f".repeat(64) });
@@ -138,6 +138,72 @@ describe("models pull", () => {
       const gone = await pullError(pullModel({ source: "hf:acme/tiny-GGUF/other.gguf", dir, env: env(server.origin) }));
       expect(gone.message).toMatch(/HTTP 404 .*check the owner, repository and file name on the hub/);
     }
+  });
+
+  it("model pull - a partial file that is already whole is finished from the server's 416, without downloading again", async () => {
+    await using server = await startModelServer({ "/models/m.gguf": MODEL }, { cutAfter: [MODEL.length - 1] });
+    const dir = freshDir();
+    await pullError(pullModel({ source: server.url("/models/m.gguf"), dir }));
+    // The last byte was lost: put it in by hand, as if the transfer had ended right after writing it.
+    appendFileSync(join(dir, "m.gguf.partial"), MODEL.subarray(MODEL.length - 1));
+    const result = await pullModel({ source: server.url("/models/m.gguf"), dir, sha256: SHA });
+    expect(server.requests.map((r) => [r.range, r.status, r.bytesSent])).toEqual([
+      [undefined, 200, MODEL.length - 1],
+      [`bytes=${MODEL.length}-`, 416, 0],
+    ]);
+    expect(result).toMatchObject({ resumedFrom: MODEL.length, bytes: MODEL.length, sha256: SHA });
+  });
+
+  it("model pull - a file that changed on the server is never stitched to the old prefix, even when the server ignores If-Range", async () => {
+    const files = { "/models/m.gguf": MODEL };
+    const changed = fakeGguf(MODEL.length, 99);
+    for (const ignoreIfRange of [false, true]) {
+      files["/models/m.gguf"] = MODEL;
+      await using server = await startModelServer(files, { cutAfter: [CUT], ignoreIfRange });
+      const dir = freshDir();
+      await pullError(pullModel({ source: server.url("/models/m.gguf"), dir }));
+      files["/models/m.gguf"] = changed;
+      const notes: string[] = [];
+      const result = await pullModel({ source: server.url("/models/m.gguf"), dir, onNote: (l) => notes.push(l) });
+      expect(readFileSync(result.path).equals(changed), `ignoreIfRange ${ignoreIfRange}`).toBe(true);
+      expect(result.resumedFrom).toBe(0);
+      expect(notes.join("\n")).toMatch(ignoreIfRange ? /m\.gguf changed on .* since the partial download; downloading from the start/ : /does not resume downloads/);
+    }
+  });
+
+  it("model pull - without a validator or a checksum a partial file is not trusted; with --sha256 it is resumed", async () => {
+    await using server = await startModelServer({ "/models/m.gguf": MODEL }, { cutAfter: [CUT, undefined, CUT], noValidators: true });
+    const dir = freshDir();
+    await pullError(pullModel({ source: server.url("/models/m.gguf"), dir }));
+    const notes: string[] = [];
+    await pullModel({ source: server.url("/models/m.gguf"), dir, onNote: (l) => notes.push(l) });
+    expect(notes[0]).toMatch(/cannot tell whether m\.gguf changed .* \(no ETag or Last-Modified, and no checksum to check\); downloading from the start/);
+    expect(server.requests[1]!.range).toBeUndefined();
+
+    const other = freshDir();
+    await pullError(pullModel({ source: server.url("/models/m.gguf"), dir: other, sha256: SHA }));
+    const resumed = await pullModel({ source: server.url("/models/m.gguf"), dir: other, sha256: SHA });
+    expect(resumed).toMatchObject({ resumedFrom: CUT, sha256: SHA });
+    expect(server.requests.at(-1)!.range).toBe(`bytes=${CUT}-`);
+  });
+
+  it("model pull - an aborted pull keeps its partial file for the next run; two pulls of one file at once are refused", async () => {
+    await using server = await startModelServer({ "/models/m.gguf": MODEL });
+    const dir = freshDir();
+    const controller = new AbortController();
+    const err = await pullError(
+      pullModel({ source: server.url("/models/m.gguf"), dir, signal: controller.signal, onProgress: (p) => p.received > CUT && controller.abort() }),
+    );
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/was interrupted after \d+ of \d+ bytes; run the same command again to resume/);
+    expect(ggufs(dir)).toEqual([]);
+    const kept = statSync(join(dir, "m.gguf.partial")).size;
+    expect(kept).toBeGreaterThan(CUT);
+
+    const first = pullModel({ source: server.url("/models/m.gguf"), dir });
+    await expect(pullModel({ source: server.url("/models/m.gguf"), dir })).rejects.toThrow(/another pull of m\.gguf is running \(pid \d+\)/);
+    expect((await first).resumedFrom).toBe(kept);
+    expect(readdirSync(dir)).toEqual(["m.gguf"]);
   });
 
   it("model pull - a file already there is not fetched again unless forced; a different checksum is refused", async () => {

@@ -272,8 +272,11 @@ describe("gateway server", () => {
     const url = `http://${server.address}`;
     expect((await bufCurl("--list-services", url)).trim().split("\n")).toEqual(["attr_rag.v1.AttrRagService", "attr_rag.v1.IndexService", "grpc.health.v1.Health"]);
     const methods = [...Object.values(AttrRagServiceService), ...Object.values(IndexServiceService)].map((m) => m.path.slice(1));
-    expect((await bufCurl("--list-methods", url)).trim().split("\n").sort()).toEqual([...methods, "grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch"].sort());
+    const health = ["grpc.health.v1.Health/Check", "grpc.health.v1.Health/List", "grpc.health.v1.Health/Watch"];
+    expect((await bufCurl("--list-methods", url)).trim().split("\n").sort()).toEqual([...methods, ...health].sort());
     expect(jsonMessages(await bufCurl("-d", '{"service":"attr_rag.v1.AttrRagService"}', `${url}/grpc.health.v1.Health/Check`))).toEqual([{ status: "SERVING" }]);
+    const listed = jsonMessages(await bufCurl(`${url}/grpc.health.v1.Health/List`)) as [{ statuses: Record<string, { status: string }> }];
+    expect(Object.keys(listed[0].statuses).sort()).toEqual(["", "attr_rag.v1.AttrRagService", "attr_rag.v1.IndexService"]);
 
     // Search: the same hits as our own client gets.
     const query = { query: "How do I collect oxygen gas over water?", options: { k: 4, mode: "RETRIEVAL_MODE_BM25" } };

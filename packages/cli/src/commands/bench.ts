@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { Model, ModelLoadError, OCCLUSION_STRATEGIES, resolveModel, readBenchCorpus, runOcclusionBench, type OcclusionStrategy } from "@attr-rag/engine";
-import { describeRun } from "../benchRun.js";
+import { describeRun, Model, ModelLoadError, OCCLUSION_STRATEGIES, resolveModel, readBenchCorpus, runOcclusionBench, type OcclusionStrategy } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { progressBar } from "../progressBar.js";
 import { positiveInt } from "../parseArgs.js";
@@ -57,6 +56,8 @@ export function registerBenchCommand(program: Command): void {
     .option("--kv <layout>", "KV cache layout: streams (one per sequence) | unified", "streams")
     .option("--json", "print the report as JSON")
     .action(async (o: BenchOcclusionOptions) => {
+      // What is running: the code was loaded now, so the commit and tree state are read now, not at the end.
+      const run = describeRun();
       const sets = positiveInt("--sets", o.sets);
       const setTokens = positiveInt("--set-tokens", o.setTokens);
       const maxTokens = positiveInt("--max-tokens", o.maxTokens);
@@ -101,7 +102,7 @@ export function registerBenchCommand(program: Command): void {
         bar.done();
         if (o.json) {
           // The model as given (a relative path or a cache name), not this machine's absolute path.
-          process.stdout.write(`${JSON.stringify({ ...report, model: o.model, run: describeRun() })}\n`);
+          process.stdout.write(`${JSON.stringify({ ...report, model: o.model, run })}\n`);
           return;
         }
         const naive = report.strategies.naive;
@@ -115,10 +116,13 @@ export function registerBenchCommand(program: Command): void {
               `drafts accepted ${s.draft_accepted}  decode steps ${s.decode_steps}  identical to naive: ${identical}`,
           );
         }
+        const diverged = Object.values(report.strategies).some((s) => (s.first_divergences ?? []).length > 0);
         console.log(
           report.max_divergence_margin === null
             ? "answers not compared: add naive to --strategies to check them token by token"
-            : `largest naive margin at a divergence: ${report.max_divergence_margin.toFixed(4)} (near-tie bound 0.1)`,
+            : diverged
+              ? `largest naive margin at a divergence: ${report.max_divergence_margin.toFixed(4)} (near-tie bound 0.1)`
+              : "every answer token-identical to naive's",
         );
       } finally {
         await model.dispose();

@@ -5,7 +5,7 @@ import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { dedupeRanking, ndcgAtK, recallAtK, reciprocalRank } from "@attr-rag/core";
 import { ChunkStore, MAX_K, readDocuments, type Embedder, type SearchHit } from "@attr-rag/index";
-import { describeRun } from "../benchRun.js";
+import { describeRun } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { progressBar } from "../progressBar.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
@@ -271,6 +271,7 @@ export function registerEvalCommand(program: Command): void {
     .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match --store's)", "use-lite")
     .option("--json", "print the report as one JSON line")
     .action(async (o: EvalOptions) => {
+      const run = describeRun(); // the commit and tree state of the code that was loaded, read before the work
       const ks = parseKList(o.k);
       const modes = parseModes(o.mode);
       const depth = Math.max(ks[ks.length - 1]!, NDCG_K);
@@ -337,7 +338,7 @@ export function registerEvalCommand(program: Command): void {
               skipped_no_gold: questions.length - evaluated.length,
               modes: scores,
             };
-            process.stdout.write(o.json ? `${JSON.stringify({ ...report, chunks: store.stats().chunks, run: describeRun() })}\n` : formatReport(report, ks));
+            process.stdout.write(o.json ? `${JSON.stringify({ ...report, chunks: store.stats().chunks, run })}\n` : formatReport(report, ks));
           } finally {
             await store.close();
           }

@@ -2,16 +2,15 @@
 // generic clients (buf curl, grpcurl, grpcui, Postman, Python's reflection client) can list and call the API
 // with no .proto files at hand.
 import { status, type Server, type ServerDuplexStream, type ServiceDefinition } from "@grpc/grpc-js";
-import { apiFileDescriptorSet, splitFileDescriptorSet } from "./apiDescriptors.js";
+import { apiFileDescriptorSet, healthFileDescriptorSet, splitFileDescriptorSet } from "./apiDescriptors.js";
 import { DescriptorIndex } from "./descriptorIndex.js";
-import { healthFileDescriptor } from "./healthFileDescriptor.js";
 import { decodeReflectionRequest, encodeReflectionResponse, type ReflectionAnswer, type ReflectionRequest } from "./reflectionCodec.js";
 
 let apiIndex: DescriptorIndex | undefined;
 
 /** The v1 API's files plus grpc/health/v1/health.proto, indexed once per process. */
 export function reflectionIndex(): DescriptorIndex {
-  apiIndex ??= new DescriptorIndex([...splitFileDescriptorSet(apiFileDescriptorSet()), healthFileDescriptor()]);
+  apiIndex ??= new DescriptorIndex([...splitFileDescriptorSet(apiFileDescriptorSet()), ...splitFileDescriptorSet(healthFileDescriptorSet())]);
   return apiIndex;
 }
 

@@ -40,7 +40,7 @@ export interface OcclusionBenchReport {
   max_tokens: number;
   single: { wall_ms: number; tokens_evaluated: number };
   strategies: Record<string, StrategyReport>;
-  /** Largest naive margin at any divergence; null unless naive and another strategy ran together. */
+  /** Largest naive margin at any divergence (0 when every answer matched); null unless naive and another strategy ran together. */
   max_divergence_margin: number | null;
 }
 

@@ -4,6 +4,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readGgufHeader } from "../gguf/readHeader.js";
 import type { GgufHeader } from "../gguf/types.js";
+import { listCachedNames } from "./modelLocator.js";
 
 export interface CachedModel {
   readonly name: string;
@@ -32,14 +33,19 @@ const FILE_TYPES: Readonly<Record<number, string>> = {
   13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS",
   21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S",
   29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0", 38: "MXFP4_MOE", 39: "NVFP4",
+  40: "Q1_0", 41: "Q2_0",
 };
+/** LLAMA_FTYPE_GUESSED: set on top of the type when the converter guessed it. */
+const FILE_TYPE_GUESSED = 1024;
 
 export async function listCachedModels(dir: string): Promise<{ models: CachedModel[]; partial: PartialDownload[] }> {
   if (!existsSync(dir)) return { models: [], partial: [] };
-  const names = readdirSync(dir).sort();
   const models: CachedModel[] = [];
-  for (const name of names.filter((n) => n.endsWith(".gguf"))) models.push(await describeModel(join(dir, name), name));
-  const partial = names.filter((n) => n.endsWith(".gguf.partial")).map((n) => ({ name: n.slice(0, -".partial".length), bytes: statSync(join(dir, n)).size }));
+  for (const name of listCachedNames(dir)) models.push(await describeModel(join(dir, name), name));
+  const partial = readdirSync(dir)
+    .filter((n) => n.endsWith(".gguf.partial"))
+    .sort()
+    .map((n) => ({ name: n.slice(0, -".partial".length), bytes: statSync(join(dir, n)).size }));
   return { models, partial };
 }
 
@@ -64,7 +70,10 @@ export async function describeModel(path: string, name: string): Promise<CachedM
 
 function quantizationOf(header: GgufHeader): string | undefined {
   const fileType = numberOf(header, "general.file_type");
-  if (fileType !== undefined) return FILE_TYPES[fileType] ?? `file type ${fileType}`;
+  if (fileType !== undefined) {
+    const type = fileType & ~FILE_TYPE_GUESSED;
+    return `${FILE_TYPES[type] ?? `file type ${type}`}${fileType & FILE_TYPE_GUESSED ? " (guessed)" : ""}`;
+  }
   // Older converters leave file_type out: the type holding most of the weights says it.
   const byType = new Map<string, number>();
   for (const t of header.tensors) byType.set(t.type, (byType.get(t.type) ?? 0) + t.byteSize);

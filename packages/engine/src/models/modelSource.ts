@@ -38,11 +38,19 @@ export function parseModelSource(spec: string, options: { name?: string; env?: E
       throw new EngineArgumentError(`"${spec}": only http(s) URLs and hf:OWNER/REPO/FILE.gguf can be pulled (for a local file, pass its path to --model)`);
     }
   }
-  const fileName = options.name ?? decodeURIComponent(url.pathname.split("/").pop() ?? "");
+  const fileName = options.name ?? lastSegment(url, spec);
   checkFileName(fileName, spec);
   const token = env.HF_TOKEN;
   const headers: Record<string, string> = fromHub && token !== undefined && token !== "" ? { authorization: `Bearer ${token}` } : {};
   return { url: url.toString(), fileName, headers, fromHub };
+}
+
+function lastSegment(url: URL, spec: string): string {
+  try {
+    return decodeURIComponent(url.pathname.split("/").pop() ?? "");
+  } catch {
+    throw new EngineArgumentError(`"${spec}" has a malformed %-escape in its file name; pass --name NAME.gguf`);
+  }
 }
 
 function checkFileName(name: string, spec: string): void {

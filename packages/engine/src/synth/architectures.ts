@@ -2,21 +2,15 @@
 // types it insists on: counts uint32, floats float32) and tensor names/shapes as its load_arch_tensors
 // creates them (src/models/qwen2.cpp, src/models/llama.cpp; bert in bertReranker.ts). Shapes are in ggml
 // order, input dimension first: a weight mapping n_in -> n_out is [n_in, n_out].
-import type { GgmlType, GgufValue } from "../gguf/types.js";
+import type { GgufValue } from "../gguf/types.js";
 import { ggufValue } from "../gguf/values.js";
 import { BERT_VOCAB_FILE, bertMetadata, planBertTensors } from "./bertReranker.js";
 import { headDim, type ModelShape, type SynthArch, type SynthQuant } from "./presets.js";
+import { tensorPlanners, type SynthTensorPlan } from "./tensorPlan.js";
 
 type DecoderArch = Exclude<SynthArch, "bert">;
 
-export type WeightInit = { readonly kind: "ones" } | { readonly kind: "normal"; readonly std: number };
-
-export interface SynthTensorPlan {
-  readonly name: string;
-  readonly shape: readonly number[];
-  readonly type: GgmlType;
-  readonly init: WeightInit;
-}
+export { countParameters, type SynthTensorPlan, type WeightInit } from "./tensorPlan.js";
 
 interface ArchSpec {
   /** The vocab-only GGUF in llama.cpp's models/ directory whose tokenizer we copy. */
@@ -45,11 +39,9 @@ export const ARCH_SPECS: Readonly<Record<DecoderArch, ArchSpec>> = {
  *   that changing the first sentence of a 200-token prompt changes the first generated token (at 1 it does not).
  */
 const EMBEDDING_SCALE = 2;
-const BIAS_STD = 0.02;
 
 /** ggml file types (llama_ftype) for general.file_type. */
 const FILE_TYPE: Readonly<Record<SynthQuant, number>> = { f16: 1, q8_0: 7 };
-const MATRIX_TYPE: Readonly<Record<SynthQuant, GgmlType>> = { f16: "F16", q8_0: "Q8_0" };
 
 /** The vocab-only GGUF in llama.cpp's models/ directory whose tokenizer an architecture's models copy. */
 export function vocabFileOf(arch: SynthArch): string {
@@ -86,20 +78,11 @@ export function fileTypeOf(quant: SynthQuant): number {
 export function planModelTensors(arch: SynthArch, shape: ModelShape, vocabSize: number, quant: SynthQuant): SynthTensorPlan[] {
   if (arch === "bert") return planBertTensors(shape, vocabSize, quant);
   const spec = ARCH_SPECS[arch];
-  const matrixType = MATRIX_TYPE[quant];
+  const { matrixType, ones, bias, matrix } = tensorPlanners(quant);
   const nEmbd = shape.embeddingLength;
   const nQ = headDim(shape) * shape.headCount;
   const nKv = headDim(shape) * shape.headCountKv;
   const nFf = shape.feedForwardLength;
-  const ones = (name: string, n: number): SynthTensorPlan => ({ name, shape: [n], type: "F32", init: { kind: "ones" } });
-  const bias = (name: string, n: number): SynthTensorPlan => ({ name, shape: [n], type: "F32", init: { kind: "normal", std: BIAS_STD } });
-  // std scale/sqrt(fan_in): scale 1 keeps each projection's output at about the scale of its input.
-  const matrix = (name: string, nIn: number, nOut: number, scale = 1): SynthTensorPlan => ({
-    name,
-    shape: [nIn, nOut],
-    type: matrixType,
-    init: { kind: "normal", std: scale / Math.sqrt(nIn) },
-  });
   const embeddingStd = EMBEDDING_SCALE / Math.sqrt(nEmbd);
 
   const plan: SynthTensorPlan[] = [
@@ -126,8 +109,4 @@ export function planModelTensors(arch: SynthArch, shape: ModelShape, vocabSize: 
     plan.push({ name: "output.weight", shape: [nEmbd, vocabSize], type: matrixType, init: { kind: "normal", std: embeddingStd } });
   }
   return plan;
-}
-
-export function countParameters(plan: readonly SynthTensorPlan[]): number {
-  return plan.reduce((sum, t) => sum + t.shape.reduce((a, b) => a * b, 1), 0);
 }

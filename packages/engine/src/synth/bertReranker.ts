@@ -5,14 +5,13 @@
 // re-ranking path runs without a downloaded model. Its scores are meaningless, but they depend on the text.
 import type { GgufValue } from "../gguf/types.js";
 import { ggufValue } from "../gguf/values.js";
-import type { SynthTensorPlan } from "./architectures.js";
+import { tensorPlanners, type SynthTensorPlan } from "./tensorPlan.js";
 import { headDim, type ModelShape, type SynthQuant } from "./presets.js";
 
 /** llama_pooling_type LLAMA_POOLING_TYPE_RANK */
 const POOLING_RANK = 4;
 const TOKEN_TYPES = 2;
 const LAYER_NORM_EPSILON = 1e-12;
-const BIAS_STD = 0.02;
 
 export const BERT_VOCAB_FILE = "ggml-vocab-bert-bge.gguf";
 
@@ -31,13 +30,10 @@ export function bertMetadata(shape: ModelShape): [string, GgufValue][] {
 }
 
 export function planBertTensors(shape: ModelShape, vocabSize: number, quant: SynthQuant): SynthTensorPlan[] {
-  const matrixType = quant === "f16" ? "F16" : "Q8_0";
+  const { matrixType, ones, bias, matrix } = tensorPlanners(quant);
   const n = shape.embeddingLength;
   const nAttn = headDim(shape) * shape.headCount;
   const nFf = shape.feedForwardLength;
-  const ones = (name: string, size: number): SynthTensorPlan => ({ name, shape: [size], type: "F32", init: { kind: "ones" } });
-  const bias = (name: string, size: number): SynthTensorPlan => ({ name, shape: [size], type: "F32", init: { kind: "normal", std: BIAS_STD } });
-  const matrix = (name: string, nIn: number, nOut: number): SynthTensorPlan => ({ name, shape: [nIn, nOut], type: matrixType, init: { kind: "normal", std: 1 / Math.sqrt(nIn) } });
   // Embeddings are layer-normed right away, so their scale does not matter; small rows keep f16 exact enough.
   const embedding = (name: string, rows: number): SynthTensorPlan => ({ name, shape: [n, rows], type: "F32", init: { kind: "normal", std: 0.5 } });
 

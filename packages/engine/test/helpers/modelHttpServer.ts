@@ -1,6 +1,7 @@
 // A real HTTP server on 127.0.0.1 that serves model files the way download hosts do (Content-Length, ETag,
 // byte ranges, redirects like the Hugging Face hub's), and can misbehave on purpose: cut a transfer short,
 // ignore Range headers. It records every request so tests can see what the client asked for.
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -18,18 +19,27 @@ export interface ModelServerOptions {
   ranges?: boolean;
   /** For the n-th GET of a file, drop the connection after this many body bytes (undefined: send all). */
   cutAfter?: (number | undefined)[];
-  /** Sent as X-Linked-ETag, as the hub does with an LFS file's sha256. */
+  /** Sent as X-Linked-ETag on the hub's redirect (never on the CDN's answer), as huggingface.co does. */
   linkedSha256?: string;
+  /** Where hub redirects go (another origin, like the hub's CDN); default this server. */
+  cdnOrigin?: string;
+  /** Answer Range requests even when If-Range no longer matches (as some object stores do). */
+  ignoreIfRange?: boolean;
+  /** Send neither ETag nor Last-Modified. */
+  noValidators?: boolean;
 }
 
 export interface ModelServer extends AsyncDisposable {
   readonly origin: string;
   readonly requests: ServedRequest[];
   url(path: string): string;
+  /** The ETag this server sends for a body. */
+  etagOf(body: Buffer): string;
 }
 
 /**
- * `files` maps paths ("/models/a.gguf") to bodies. `/hub/OWNER/REPO/resolve/main/FILE` redirects (302) to
+ * `files` maps paths ("/models/a.gguf") to bodies; a test may replace a body between requests (the ETag is
+ * the content's hash, so it changes with it). `/hub/OWNER/REPO/resolve/main/FILE` redirects (302) to
  * `/cdn/FILE`, which serves `files["/cdn/FILE"]`, as huggingface.co sends resolve URLs to its CDN.
  */
 export async function startModelServer(files: Record<string, Buffer>, options: ModelServerOptions = {}): Promise<ModelServer> {
@@ -49,7 +59,8 @@ export async function startModelServer(files: Record<string, Buffer>, options: M
     const hub = /^\/hub\/[^/]+\/[^/]+\/resolve\/main\/(.+)$/.exec(path);
     if (hub !== null) {
       record.status = 302;
-      res.writeHead(302, { location: `/cdn/${hub[1]}` }).end();
+      const linked = options.linkedSha256 !== undefined ? { "x-linked-etag": `"${options.linkedSha256}"` } : {};
+      res.writeHead(302, { location: `${options.cdnOrigin ?? ""}/cdn/${hub[1]}`, ...linked }).end();
       return;
     }
     const body = files[path];
@@ -60,14 +71,14 @@ export async function startModelServer(files: Record<string, Buffer>, options: M
     }
     const n = gets.get(path) ?? 0;
     gets.set(path, n + 1);
-    const etag = `"v1-${body.length}"`;
-    const headers: Record<string, string | number> = { etag, "content-type": "application/octet-stream" };
+    const etag = etagOf(body);
+    const headers: Record<string, string | number> = { "content-type": "application/octet-stream" };
+    if (options.noValidators !== true) headers.etag = etag;
     if (options.ranges !== false) headers["accept-ranges"] = "bytes";
-    if (options.linkedSha256 !== undefined) headers["x-linked-etag"] = `"${options.linkedSha256}"`;
 
     let start = 0;
     const m = options.ranges === false ? null : /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
-    const validatorOk = req.headers["if-range"] === undefined || req.headers["if-range"] === etag;
+    const validatorOk = options.ignoreIfRange === true || req.headers["if-range"] === undefined || req.headers["if-range"] === etag;
     if (m !== null && validatorOk) {
       start = Number(m[1]);
       if (start >= body.length) {
@@ -99,7 +110,11 @@ export async function startModelServer(files: Record<string, Buffer>, options: M
       server.closeAllConnections();
       server.close(() => resolve());
     });
-  return { origin, requests, url: (path) => `${origin}${path}`, [Symbol.asyncDispose]: close };
+  return { origin, requests, url: (path) => `${origin}${path}`, etagOf, [Symbol.asyncDispose]: close };
+}
+
+function etagOf(body: Buffer): string {
+  return `"${createHash("sha1").update(body).digest("hex").slice(0, 16)}"`;
 }
 
 /** A GGUF-looking file: the magic, then seeded pseudo-random bytes (what is checked is size and sha256). */

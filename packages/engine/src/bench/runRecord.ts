@@ -3,7 +3,7 @@
 // report carries it as `run`, and bench/results/ keeps those reports as the README's sources.
 import { spawnSync } from "node:child_process";
 import { cpus, release, totalmem } from "node:os";
-import { nativeAddon } from "@attr-rag/engine";
+import { nativeAddon } from "../native/loadAddon.js";
 
 export interface BenchRun {
   command: string;
