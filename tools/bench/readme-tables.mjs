@@ -69,7 +69,7 @@ function occlusionBlock(results) {
     notes.push(
       `\`${model}\` (${(data.model_parameters / 1e6).toFixed(1)} M parameters): ${data.n_sets} sets, ${data.prompt_tokens}-token prompt, ` +
         `${data.max_tokens} new tokens; A_full alone ${fixed(data.single.wall_ms / 1000, 1)} s (${thousands(data.single.tokens_evaluated)} tokens); ` +
-        agreement(data)),
+        agreement(data),
     );
     for (const [name, s] of Object.entries(data.strategies)) {
       const ratio = (x, of) => (naive ? ` (${fixed(x / of, 2)})` : "");
