@@ -33,6 +33,7 @@ export {
   OcclusionProgress,
   PromptSegment,
   PromptSet,
+  QuestionContext,
   SegmentedPrompt,
   TokenIds,
   engineStrategyFromJSON,
@@ -104,6 +105,8 @@ export {
   DeleteDocumentRequest,
   DeleteDocumentResponse,
   DocumentIngestResult,
+  EmbedTextsRequest,
+  EmbedTextsResponse,
   GetChunksRequest,
   GetChunksResponse,
   GetStatsRequest,
@@ -135,6 +138,7 @@ export { ATTR_RAG_SERVICE_NAME, GRPC_SERVICE_NAMES, INDEX_SERVICE_NAME } from ".
 // NATS payloads: engine jobs (JetStream work queue) and the selector service
 export {
   Coalition,
+  DeadLetter,
   GenerationJob,
   GenerationResult,
   JobError,
@@ -147,20 +151,27 @@ export {
   jobErrorCodeFromJSON,
   jobErrorCodeToJSON,
 } from "./gen/attr_rag/v1/worker.js";
-export { Embedding, SelectionRequest, SelectionResult, SetAnswer } from "./gen/attr_rag/v1/selector.js";
+export { SelectionRequest, SelectionResult, SetAnswer } from "./gen/attr_rag/v1/selector.js";
+export { Embedding } from "./gen/attr_rag/v1/embedding.js";
 
 // NATS subjects, stream, consumer and service names
 export {
+  DEAD_LETTER_STREAM,
+  DEAD_LETTER_STREAM_SUBJECTS,
   INDEX_NATS_SERVICE,
+  JOB_KINDS,
   JOBS_STREAM,
   JOBS_STREAM_SUBJECTS,
-  JOB_SUBJECTS,
   SELECTOR_NATS_SERVICE,
   SUBJECT_PREFIX,
-  WORKER_CONSUMER,
+  deadLetterSubject,
   isSubjectToken,
+  jobCancelSubject,
   jobProgressSubject,
   jobResultSubject,
+  jobSubject,
+  workerConsumer,
+  workerFilterSubject,
 } from "./subjects.js";
 export type { JobKind, NatsEndpoint, NatsServiceInfo } from "./subjects.js";
 

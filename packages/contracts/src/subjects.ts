@@ -7,46 +7,73 @@ export const SUBJECT_PREFIX = "attr_rag.v1";
 
 /** Engine job kinds; each has its own work-queue subject and payload pair. */
 export type JobKind = "occlusion" | "generation" | "likelihood";
-
-/**
- * Work-queue subjects, one per job kind: OcclusionJob -> OcclusionResult, GenerationJob -> GenerationResult,
- * LikelihoodJob -> LikelihoodResult. Jobs are published here; results come back on jobResultSubject().
- */
-export const JOB_SUBJECTS: Readonly<Record<JobKind, string>> = {
-  occlusion: `${SUBJECT_PREFIX}.occlusion.jobs`,
-  generation: `${SUBJECT_PREFIX}.generation.jobs`,
-  likelihood: `${SUBJECT_PREFIX}.likelihood.jobs`,
-};
-
-/** JetStream stream with work-queue retention holding every job until one worker acknowledges it. */
-export const JOBS_STREAM = "ATTR_RAG_JOBS";
-
-/** Subjects of JOBS_STREAM: exactly the job subjects (results and progress must stay out of it). */
-export const JOBS_STREAM_SUBJECTS: readonly string[] = Object.values(JOB_SUBJECTS);
-
-/** Durable pull consumer all workers share, so each job goes to exactly one worker. */
-export const WORKER_CONSUMER = "attr-rag-workers";
+export const JOB_KINDS: readonly JobKind[] = ["occlusion", "generation", "likelihood"];
 
 /** Whether `token` can be one token of a subject: non-empty, no '.', '*', '>' or whitespace. */
 export function isSubjectToken(token: string): boolean {
   return /^[^.*>\s]+$/u.test(token);
 }
 
-function jobSubject(jobId: string, leaf: "result" | "progress"): string {
-  if (!isSubjectToken(jobId)) {
-    throw new RangeError(`job id must be a NATS subject token (no '.', '*', '>' or whitespace): ${JSON.stringify(jobId)}`);
+function checkToken(what: string, token: string): string {
+  if (!isSubjectToken(token)) {
+    throw new RangeError(`${what} must be a NATS subject token (no '.', '*', '>' or whitespace): ${JSON.stringify(token)}`);
   }
-  return `${SUBJECT_PREFIX}.jobs.${jobId}.${leaf}`;
+  return token;
+}
+
+/**
+ * Work-queue subject of a job: `attr_rag.v1.queue.<kind>.<model>`. OcclusionJob -> OcclusionResult,
+ * GenerationJob -> GenerationResult, LikelihoodJob -> LikelihoodResult; results come back on
+ * jobResultSubject(). The model id is part of the subject, so a worker only ever sees jobs for its model.
+ */
+export function jobSubject(kind: JobKind, model: string): string {
+  return `${SUBJECT_PREFIX}.queue.${kind}.${checkToken("model id", model)}`;
+}
+
+/** JetStream stream with work-queue retention holding every job until one worker acknowledges it. */
+export const JOBS_STREAM = "ATTR_RAG_JOBS";
+
+/** Subjects of JOBS_STREAM: every job subject and nothing else (results and progress must stay out of it). */
+export const JOBS_STREAM_SUBJECTS: readonly string[] = [`${SUBJECT_PREFIX}.queue.>`];
+
+/** Durable pull consumer that every worker of one model shares, so each job goes to exactly one of them. */
+export function workerConsumer(model: string): string {
+  return `attr-rag-workers-${checkToken("model id", model)}`;
+}
+
+/** The filter of workerConsumer(model): every kind of job for that model. */
+export function workerFilterSubject(model: string): string {
+  return `${SUBJECT_PREFIX}.queue.*.${checkToken("model id", model)}`;
+}
+
+/** Stream (limits retention) that keeps dead letters: jobs no worker could run. */
+export const DEAD_LETTER_STREAM = "ATTR_RAG_DEAD_LETTERS";
+
+/** Subject of a DeadLetter for a job of `kind`. */
+export function deadLetterSubject(kind: JobKind | "unknown"): string {
+  return `${SUBJECT_PREFIX}.dead.${kind}`;
+}
+
+/** Subjects of DEAD_LETTER_STREAM. */
+export const DEAD_LETTER_STREAM_SUBJECTS: readonly string[] = [`${SUBJECT_PREFIX}.dead.>`];
+
+function perJobSubject(jobId: string, leaf: "result" | "progress" | "cancel"): string {
+  return `${SUBJECT_PREFIX}.jobs.${checkToken("job id", jobId)}.${leaf}`;
 }
 
 /** Core-NATS subject where a worker publishes the one result message of a job. */
 export function jobResultSubject(jobId: string): string {
-  return jobSubject(jobId, "result");
+  return perJobSubject(jobId, "result");
 }
 
 /** Core-NATS subject for a job's best-effort JobProgress messages. */
 export function jobProgressSubject(jobId: string): string {
-  return jobSubject(jobId, "progress");
+  return perJobSubject(jobId, "progress");
+}
+
+/** Core-NATS subject on which the gateway tells the worker running a job to abandon it (empty payload). */
+export function jobCancelSubject(jobId: string): string {
+  return perJobSubject(jobId, "cancel");
 }
 
 /** One request/reply endpoint of a NATS service. */
@@ -96,7 +123,7 @@ export const SELECTOR_NATS_SERVICE: NatsServiceInfo<"select"> = {
  * The index over NATS: the same messages as the IndexService gRPC methods. The client-streaming
  * IngestDocuments becomes one request per document, answered by a response with one result.
  */
-export const INDEX_NATS_SERVICE: NatsServiceInfo<"ingest" | "search" | "getChunks" | "deleteDocument" | "getStats"> = {
+export const INDEX_NATS_SERVICE: NatsServiceInfo<"ingest" | "search" | "getChunks" | "deleteDocument" | "getStats" | "embedTexts"> = {
   name: "attr-rag-index",
   version: "1.0.0",
   description: "Attr-RAG index: documents, chunks, BM25 and vector search",
@@ -107,5 +134,6 @@ export const INDEX_NATS_SERVICE: NatsServiceInfo<"ingest" | "search" | "getChunk
     getChunks: endpoint("index", "get_chunks", "GetChunksRequest", "GetChunksResponse"),
     deleteDocument: endpoint("index", "delete_document", "DeleteDocumentRequest", "DeleteDocumentResponse"),
     getStats: endpoint("index", "get_stats", "GetStatsRequest", "GetStatsResponse"),
+    embedTexts: endpoint("index", "embed_texts", "EmbedTextsRequest", "EmbedTextsResponse"),
   },
 };

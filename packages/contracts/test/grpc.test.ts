@@ -75,6 +75,7 @@ const indexService: IndexServiceServer = {
   getChunks: unimplemented,
   deleteDocument: unimplemented,
   getStats: unimplemented,
+  embedTexts: unimplemented,
 };
 
 async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {

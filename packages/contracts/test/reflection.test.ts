@@ -185,7 +185,7 @@ describe("reflection service", () => {
 
     const sent = repeatedBytes(top(replies[1]!).get(4) as Uint8Array).map((b) => fromBinary(FileDescriptorProtoSchema, b).name);
     expect(sent[0]).toBe("attr_rag/v1/index_service.proto");
-    expect(sent.slice(1).sort()).toEqual(["attr_rag/v1/chunk.proto", "attr_rag/v1/document.proto", "attr_rag/v1/retrieval.proto"]);
+    expect(sent.slice(1).sort()).toEqual(["attr_rag/v1/chunk.proto", "attr_rag/v1/document.proto", "attr_rag/v1/embedding.proto", "attr_rag/v1/retrieval.proto"]);
 
     const list = repeatedBytes(top(replies[2]!).get(6) as Uint8Array).map((b) => {
       const r = new BinaryReader(b);

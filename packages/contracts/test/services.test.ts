@@ -23,6 +23,7 @@ const EXPECTED: Array<[string, Record<string, MethodDefinition>, string, string,
   ["IndexService", IndexServiceService, "getChunks", "/attr_rag.v1.IndexService/GetChunks", false, false],
   ["IndexService", IndexServiceService, "deleteDocument", "/attr_rag.v1.IndexService/DeleteDocument", false, false],
   ["IndexService", IndexServiceService, "getStats", "/attr_rag.v1.IndexService/GetStats", false, false],
+  ["IndexService", IndexServiceService, "embedTexts", "/attr_rag.v1.IndexService/EmbedTexts", false, false],
 ];
 
 describe("services", () => {
@@ -32,7 +33,7 @@ describe("services", () => {
 
   it("services - define exactly the expected methods", () => {
     expect(Object.keys(AttrRagServiceService).sort()).toEqual(["ask", "attribute"]);
-    expect(Object.keys(IndexServiceService).sort()).toEqual(["deleteDocument", "getChunks", "getStats", "ingestDocuments", "search"]);
+    expect(Object.keys(IndexServiceService).sort()).toEqual(["deleteDocument", "embedTexts", "getChunks", "getStats", "ingestDocuments", "search"]);
   });
 
   it("services - exported service names match the generated definitions", () => {

@@ -1,15 +1,21 @@
 import { describe, expect, it } from "vitest";
 import * as contracts from "../src/index.js";
 import {
+  DEAD_LETTER_STREAM,
+  DEAD_LETTER_STREAM_SUBJECTS,
   INDEX_NATS_SERVICE,
+  JOB_KINDS,
   JOBS_STREAM,
   JOBS_STREAM_SUBJECTS,
-  JOB_SUBJECTS,
   SELECTOR_NATS_SERVICE,
   SUBJECT_PREFIX,
-  WORKER_CONSUMER,
+  deadLetterSubject,
+  jobCancelSubject,
   jobProgressSubject,
   jobResultSubject,
+  jobSubject,
+  workerConsumer,
+  workerFilterSubject,
 } from "../src/index.js";
 
 /** NATS subject matching: `*` matches one token, a trailing `>` one or more. */
@@ -36,19 +42,34 @@ describe("subjects", () => {
     expect(subjectMatches("a.b", "a.b.c")).toBe(false);
   });
 
-  it("subjects - the jobs stream captures every job subject and no result, progress or service subject", () => {
-    for (const subject of Object.values(JOB_SUBJECTS)) {
+  const JOB_SUBJECTS = JOB_KINDS.flatMap((kind) => ["stories260K", "qwen2_5-7b"].map((model) => jobSubject(kind, model)));
+
+  it("subjects - the jobs stream captures every job subject and no result, progress, cancel, dead-letter or service subject", () => {
+    for (const subject of JOB_SUBJECTS) {
       expect(JOBS_STREAM_SUBJECTS.some((f) => subjectMatches(f, subject))).toBe(true);
     }
-    const others = [jobResultSubject("job-1"), jobProgressSubject("job-1"), ...ENDPOINTS.map((e) => e.subject)];
+    const others = [jobResultSubject("job-1"), jobProgressSubject("job-1"), jobCancelSubject("job-1"), deadLetterSubject("occlusion"), ...ENDPOINTS.map((e) => e.subject)];
     for (const subject of others) {
       expect(JOBS_STREAM_SUBJECTS.filter((f) => subjectMatches(f, subject))).toEqual([]);
     }
+    for (const kind of JOB_KINDS) expect(DEAD_LETTER_STREAM_SUBJECTS.some((f) => subjectMatches(f, deadLetterSubject(kind)))).toBe(true);
+    expect(DEAD_LETTER_STREAM_SUBJECTS.filter((f) => JOB_SUBJECTS.some((s) => subjectMatches(f, s)))).toEqual([]);
+  });
+
+  it("subjects - a worker's consumer filter takes every kind of job for its model and none for another", () => {
+    expect(jobSubject("occlusion", "stories260K")).toBe("attr_rag.v1.queue.occlusion.stories260K");
+    for (const kind of JOB_KINDS) {
+      expect(subjectMatches(workerFilterSubject("stories260K"), jobSubject(kind, "stories260K"))).toBe(true);
+      expect(subjectMatches(workerFilterSubject("stories260K"), jobSubject(kind, "other"))).toBe(false);
+    }
+    expect(workerConsumer("stories260K")).not.toBe(workerConsumer("other"));
+    expect(() => jobSubject("occlusion", "a.b")).toThrow(/model id must be a NATS subject token/);
   });
 
   it("subjects - result and progress subjects are per job", () => {
     expect(jobResultSubject("job-1_a")).toBe("attr_rag.v1.jobs.job-1_a.result");
     expect(jobProgressSubject("job-1_a")).toBe("attr_rag.v1.jobs.job-1_a.progress");
+    expect(jobCancelSubject("job-1_a")).toBe("attr_rag.v1.jobs.job-1_a.cancel");
     expect(jobResultSubject("a")).not.toBe(jobResultSubject("b"));
   });
 
@@ -58,8 +79,8 @@ describe("subjects", () => {
   });
 
   it("subjects - stream, consumer and service names are valid for NATS", () => {
-    expect(JOBS_STREAM).toMatch(/^[^.*>\s/\\]+$/);
-    expect(WORKER_CONSUMER).toMatch(NATS_NAME);
+    for (const stream of [JOBS_STREAM, DEAD_LETTER_STREAM]) expect(stream).toMatch(/^[^.*>\s/\\]+$/);
+    expect(workerConsumer("stories260K")).toMatch(NATS_NAME);
     for (const service of SERVICES) {
       expect(service.name).toMatch(NATS_NAME);
       expect(service.queue).toMatch(NATS_NAME);
@@ -69,7 +90,7 @@ describe("subjects", () => {
   });
 
   it("subjects - every subject is ours and unique", () => {
-    const all = [...Object.values(JOB_SUBJECTS), ...ENDPOINTS.map((e) => e.subject)];
+    const all = [...JOB_SUBJECTS, ...ENDPOINTS.map((e) => e.subject)];
     for (const subject of all) expect(subject.startsWith(`${SUBJECT_PREFIX}.`)).toBe(true);
     expect(new Set(all).size).toBe(all.length);
   });

@@ -28,7 +28,7 @@ describe("gateway citations", () => {
 
   it("citations - [i] markers cite block i's chunks; unknown labels are ignored", async () => {
     const text = "Weigh the solid [1]. Heat and cool it [2][1]. Then stop [9].";
-    const citations = await citeAnswer(text, blocks, embedder, signal);
+    const citations = await citeAnswer(text, blocks, (t, s) => embedder.embed(t, s), signal);
     const markers = citations.filter((c) => c.kind === CitationKind.CITATION_KIND_MARKER);
     expect(markers.map((c) => [text.slice(c.start, c.end), c.chunkIds])).toEqual([
       ["Weigh the solid [1].", ["exp-01#0"]],
@@ -38,7 +38,7 @@ describe("gateway citations", () => {
 
   it("citations - an unmarked sentence cites its closest context chunk by embedding similarity", async () => {
     const text = "Cool the flask in ice for 15 minutes.";
-    const [c] = await citeAnswer(text, blocks, embedder, signal);
+    const [c] = await citeAnswer(text, blocks, (t, s) => embedder.embed(t, s), signal);
     expect(c).toMatchObject({ start: 0, end: text.length, chunkIds: ["exp-01#2"], kind: CitationKind.CITATION_KIND_SIMILARITY });
     expect(c!.score).toBeGreaterThan(0.95);
   });

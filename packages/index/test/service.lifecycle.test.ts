@@ -28,12 +28,12 @@ describe("IndexService lifecycle and limits", () => {
     await ingest(t.client, [makeDocument("a")]);
     t.embedder.delayMs = 2_000;
     const started = Date.now();
-    const s = await statusOf(call(t.client, t.client.search, { query: "acid", options: DENSE }, { deadline: Date.now() + 50 }));
+    const s = await statusOf(call(t.client, t.client.search, { query: "acid", options: DENSE, includeQueryEmbedding: false }, { deadline: Date.now() + 50 }));
     expect(s.code).toBe(status.DEADLINE_EXCEEDED);
     expect(Date.now() - started).toBeLessThan(1_500);
     await expect.poll(() => t.embedder.aborted).toBe(1);
     t.embedder.delayMs = 0;
-    const after = await call(t.client, t.client.search, { query: "acid", options: { ...DENSE, k: 2 } });
+    const after = await call(t.client, t.client.search, { query: "acid", options: { ...DENSE, k: 2 }, includeQueryEmbedding: false });
     expect(after.chunks).toHaveLength(2);
     expect(t.logs).toEqual([]);
   });
@@ -59,7 +59,7 @@ describe("IndexService lifecycle and limits", () => {
     t.embedder.delayMs = 2_000;
     const s = await statusOf(
       new Promise((resolve, reject) => {
-        const c = t.client.search({ query: "acid", options: DENSE }, new Metadata(), {}, (err, res) => (err ? reject(err) : resolve(res)));
+        const c = t.client.search({ query: "acid", options: DENSE, includeQueryEmbedding: false }, new Metadata(), {}, (err, res) => (err ? reject(err) : resolve(res)));
         setTimeout(() => c.cancel(), 50);
       }),
     );
@@ -82,7 +82,7 @@ describe("IndexService lifecycle and limits", () => {
     await ingest(t.client, [makeDocument("a"), makeDocument("b")]);
     const s = await statusOf(call(t.client, t.client.getChunks, { ranges: [{ docId: "a", firstOrdinal: 0, lastOrdinal: 3 }, { docId: "b", firstOrdinal: 0, lastOrdinal: 3 }] }));
     expect(s.code).toBe(status.RESOURCE_EXHAUSTED);
-    const k = await statusOf(call(t.client, t.client.search, { query: "acid", options: { ...DENSE, k: 4 } }));
+    const k = await statusOf(call(t.client, t.client.search, { query: "acid", options: { ...DENSE, k: 4 }, includeQueryEmbedding: false }));
     expect(k.code).toBe(status.INVALID_ARGUMENT);
     expect(k.details).toMatch(/from 1 to 3/);
   });

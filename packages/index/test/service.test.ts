@@ -3,6 +3,7 @@ import { status } from "@grpc/grpc-js";
 import { IngestStatus, RetrievalMode, type SearchRequest } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markerOf, makeDocument } from "./helpers/syntheticDocs.mjs";
+import { fakeEmbedVector } from "./helpers/fakeEmbedder.mjs";
 import { call, ingest, startTestServer, statusOf, type TestServer } from "./helpers/serviceHarness.js";
 
 // One server for the whole file: three synthetic documents (4 chunks each, one per paragraph) ingested
@@ -10,7 +11,7 @@ import { call, ingest, startTestServer, statusOf, type TestServer } from "./help
 const DOCS = ["a", "b", "c"].map((id) => makeDocument(id));
 
 function searchRequest(query: string, options: Partial<NonNullable<SearchRequest["options"]>> = {}): SearchRequest {
-  return { query, options: { mode: RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED, ...options } };
+  return { query, options: { mode: RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED, ...options }, includeQueryEmbedding: false };
 }
 
 describe("IndexService over gRPC", () => {
@@ -137,7 +138,7 @@ describe("IndexService over gRPC", () => {
   });
 
   it("Search - k defaults to 30 and is bounded: k = 0, k = 10^6, an empty or over-long query and an unknown mode are INVALID_ARGUMENT", async () => {
-    const unset = await call(t.client, t.client.search, { query: "acid", options: undefined });
+    const unset = await call(t.client, t.client.search, { query: "acid", options: undefined, includeQueryEmbedding: false });
     expect(unset.chunks.length).toBe(30);
     const bad: [SearchRequest, RegExp][] = [
       [searchRequest("acid", { k: 0 }), /options\.k must be from 1 to 10000, got 0/],
@@ -187,6 +188,21 @@ describe("IndexService over gRPC", () => {
     expect(hits.chunks.filter((c) => c.chunk!.docId === "gone")).toEqual([]);
     const empty = await statusOf(call(t.client, t.client.deleteDocument, { docId: "" }));
     expect(empty.code).toBe(status.INVALID_ARGUMENT);
+  });
+
+  it("EmbedTexts - the store's embedder on caller texts, in order; empty texts and oversized requests are INVALID_ARGUMENT", async () => {
+    const res = await call(t.client, t.client.embedTexts, { texts: ["acetic acid", "sodium hydroxide", "acetic acid"] });
+    expect(res.embedder).toBe("fake-hashed-bow-64");
+    expect(res.embeddings.map((e) => e.values)).toEqual(["acetic acid", "sodium hydroxide", "acetic acid"].map((x) => Array.from(fakeEmbedVector(x))));
+    expect((await call(t.client, t.client.embedTexts, { texts: [] })).embeddings).toEqual([]);
+    const empty = await statusOf(call(t.client, t.client.embedTexts, { texts: ["fine", "  "] }));
+    expect([empty.code, empty.details]).toEqual([status.INVALID_ARGUMENT, "texts[1] is empty; only non-empty texts can be embedded"]);
+    const many = await statusOf(call(t.client, t.client.embedTexts, { texts: Array.from({ length: 4_097 }, (_, i) => `t${i}`) }));
+    expect(many.code).toBe(status.INVALID_ARGUMENT);
+    expect(many.details).toMatch(/4097 entries, more than the limit of 4096/);
+    // The search can return the query's embedding too: the same vector.
+    const hits = await call(t.client, t.client.search, { ...searchRequest("acetic acid"), includeQueryEmbedding: true });
+    expect(hits.queryEmbedding!.values).toEqual(res.embeddings[0]!.values);
   });
 
   it("GetStats - reports counts, embedder, dimension, sizes and splitter", async () => {

@@ -19,9 +19,18 @@ describe("IndexService with USE-lite", () => {
         { id: "titration", title: "Titration", text: "Fill the burette with sodium hydroxide solution and titrate the acid until the indicator turns pink." },
       ]);
       expect(res.results.map((r) => r.status)).toEqual([IngestStatus.INGEST_STATUS_INDEXED, IngestStatus.INGEST_STATUS_INDEXED]);
-      const hits = await call(client, client.search, { query: "How do I make aspirin?", options: { k: 2, mode: RetrievalMode.RETRIEVAL_MODE_DENSE } });
+      const query = "How do I make aspirin?";
+      const hits = await call(client, client.search, { query, options: { k: 2, mode: RetrievalMode.RETRIEVAL_MODE_DENSE }, includeQueryEmbedding: true });
       expect(hits.embedder).toBe(embedder.id);
       expect(hits.chunks[0]!.chunk!.docId).toBe("aspirin");
+      // The query's embedding comes back when asked for, and EmbedTexts gives the same vectors.
+      expect(hits.queryEmbedding!.values).toHaveLength(512);
+      const embedded = await call(client, client.embedTexts, { texts: [query, "Titrate the acid."] });
+      expect(embedded.embedder).toBe(embedder.id);
+      expect(embedded.embeddings.map((e) => e.values.length)).toEqual([512, 512]);
+      expect(embedded.embeddings[0]!.values).toEqual(hits.queryEmbedding!.values);
+      const norm = Math.hypot(...embedded.embeddings[1]!.values);
+      expect(norm).toBeCloseTo(1, 5);
     } finally {
       client.close();
     }

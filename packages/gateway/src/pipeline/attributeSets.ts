@@ -1,33 +1,28 @@
-import { status } from "@grpc/grpc-js";
 import {
-  AttributionMethod,
   FinishReason,
   SelectionDecision,
   SelectionFlag,
   SelectionReason,
   type AnswerDelta,
-  type AttributionTable as ProtoTable,
+  type AttributionTable,
+  type ChunkSet as ProtoChunkSet,
   type EngineCounters,
+  type GapFill,
   type OcclusionOutcome,
   type OcclusionProgress,
   type SelectionExplanation,
 } from "@attr-rag/contracts";
-import { attributionScores, selectChunkSets, type SelectionResult } from "@attr-rag/core";
-import { TextDeltas, type GeneratedSequence, type OcclusionResult } from "@attr-rag/engine";
-import { ServiceError } from "@attr-rag/index";
+import { settingsToProto } from "@attr-rag/selector";
+import { closingDelta, strategyToProto } from "@attr-rag/worker";
 import type { Runtime } from "../runtime/Runtime.js";
-import { answerEmbeddings } from "./answerEmbeddings.js";
-import { buildPrompt } from "./buildPrompt.js";
-import { closingDelta } from "./closingDelta.js";
-import { occlusionCounters } from "./counters.js";
-import { occlusionSetsThatFit } from "./fitSetsToContext.js";
-import { metricToProto } from "./protoNames.js";
+import { engineCall, newJobId, onceBySequence } from "./engineCalls.js";
 import type { ResolvedGeneration, ResolvedSelection } from "./resolveAsk.js";
-import { selectionToProto } from "./selectionToProto.js";
 
 export interface SetText {
   readonly id: string;
   readonly text: string;
+  /** The set's chunks (retrieved sets), for gap fill; caller-supplied sets have none. */
+  readonly chunkSet?: ProtoChunkSet;
 }
 
 export interface AttributeSetsInput {
@@ -41,6 +36,8 @@ export interface AttributeSetsInput {
   initialAnswer?: string;
   /** Drop the lowest-ranked sets that do not fit the context (with a warning) instead of failing. */
   dropSetsThatDoNotFit: boolean;
+  /** The Ask's request id (jobs and selector requests carry it). */
+  requestId?: string;
 }
 
 export interface AttributeSetsHooks {
@@ -55,116 +52,97 @@ export interface AttributeSetsResult {
   sets: readonly SetText[];
   initialAnswer: string;
   outcomes: OcclusionOutcome[];
-  table: ProtoTable;
+  table: AttributionTable;
   selection: SelectionExplanation;
-  selected: SelectionResult;
+  /** Chunks the selector added between kept chunks. */
+  gapFill: GapFill;
   counters: EngineCounters;
-  timings: { initialAnswerMs: number; occlusionMs: number; attributionMs: number; selectionMs: number };
+  timings: { initialAnswerMs: number; occlusionMs: number; attributionMs: number; selectionMs: number; gapFillMs: number };
   warnings: string[];
 }
 
 /**
- * Steps 4-7 of the pipeline on given context sets: A_full, every A_-j (one engine call, so the strategies'
- * prefix sharing applies), α per metric, and the elbow selection with its explanation.
+ * Steps 4-7 of the pipeline on given context sets: A_full and every A_-j (one occlusion job, so the
+ * strategies' prefix sharing applies), then α per metric, the elbow selection with its explanation and the
+ * gap fill of the kept sets (the selector).
  */
 export async function attributeSets(runtime: Runtime, input: AttributeSetsInput, hooks: AttributeSetsHooks, signal: AbortSignal): Promise<AttributeSetsResult> {
-  const { model, generator } = runtime;
-  const warnings: string[] = [];
-  const template = model.chatTemplate();
-  let tokens = model.tokenizeSegments(buildPrompt(input.question, input.sets.map((s) => s.text), template));
-  const fit = occlusionSetsThatFit(generator, tokens, input.generation.maxTokens, input.generation.strategy);
-  let sets = input.sets;
-  if (fit < input.sets.length && !input.dropSetsThatDoNotFit) {
-    throw new ServiceError(
-      status.RESOURCE_EXHAUSTED,
-      `only the first ${fit} of ${input.sets.length} sets fit one sequence of the generator context (${runtime.sequenceCells} tokens with the answer); ` +
-        "send fewer or shorter sets, fewer max tokens, or raise the server's contextSize",
-    );
-  }
-  if (fit < input.sets.length) {
-    warnings.push(
-      `context window: kept the ${fit} best re-ranked of ${input.sets.length} sets (one sequence holds ${runtime.sequenceCells} tokens with the answer); ` +
-        "raise contextSize or lower sequences to attribute more",
-    );
-    sets = input.sets.slice(0, fit);
-    tokens = { prefix: tokens.prefix, blocks: tokens.blocks.slice(0, fit), suffix: tokens.suffix };
-  }
-
-  const givenFull =
-    input.initialAnswer === undefined ? undefined : { tokens: model.tokenize(input.initialAnswer, { addSpecial: false, parseSpecial: false }), endedWithEog: true };
-  const deltas = new TextDeltas(model);
-  const { maxTokens, strategy } = input.generation;
-  // A_full's deltas come first, then occlusion progress (the documented event order). Every strategy finishes
-  // A_full before it reports the first occluded answer (naive and speculative generate it first, prefix-shared
-  // decodes it in the first wave and reports after the wave), so that report closes A_full.
-  let fullClosed = givenFull !== undefined;
-  const closeFull = (delta: AnswerDelta) => {
-    fullClosed = true;
-    hooks.onInitialDelta?.(delta);
-  };
+  const requestId = input.requestId ?? "";
+  // A_full's deltas come first, then occlusion progress (the job streams them in that order; see
+  // runOcclusionJob). Progress is forwarded once per sequence number and never after the result.
+  let emittedFull = "";
+  let fullClosed = input.initialAnswer !== undefined;
   let done = 0;
-  // Native progress can trail the result (or a failure); nothing may be emitted once the stage has moved on.
   let closed = false;
-  const started = performance.now();
-  let result: OcclusionResult;
+  const onProgress = onceBySequence((p) => {
+    if (closed) return;
+    if (p.progress?.$case === "answerDelta") {
+      if (fullClosed) return;
+      emittedFull += p.progress.value.text;
+      if (p.progress.value.finishReason !== FinishReason.FINISH_REASON_UNSPECIFIED) fullClosed = true;
+      hooks.onInitialDelta?.(p.progress.value);
+    } else if (p.progress?.$case === "occlusion" && p.progress.value.done > done) {
+      done = p.progress.value.done;
+      hooks.onProgress?.({ done, total: p.progress.value.total, finished: [] });
+    }
+  });
+  let result;
   try {
-    result = await generator.occlude({
-      segments: tokens,
-      maxTokens,
-      strategy,
-      signal,
-      ...(givenFull ? { givenFull } : {}),
-      onFullToken: (token) => {
-        if (closed || fullClosed) return;
-        const text = deltas.push(token);
-        if (text !== "") hooks.onInitialDelta?.({ text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
-      },
-      onSequenceDone: () => {
-        if (closed) return;
-        if (!fullClosed) {
-          const finishReason = deltas.tokenCount >= maxTokens ? FinishReason.FINISH_REASON_LENGTH : FinishReason.FINISH_REASON_STOP;
-          closeFull({ text: deltas.rest(), finishReason });
-        }
-        done++;
-        hooks.onProgress?.({ done, total: sets.length, finished: [] });
-      },
-    });
+    result = await engineCall(() =>
+      runtime.backends.engine.occlude(
+        {
+          jobId: newJobId("occ"),
+          requestId,
+          model: runtime.backends.modelId,
+          context: { question: input.question, sets: input.sets.map((s) => ({ setId: s.id, segment: { content: { $case: "text", value: s.text } } })) },
+          generation: { maxTokens: input.generation.maxTokens, strategy: strategyToProto(input.generation.strategy) },
+          occludeSetIndices: [],
+          deadlineUnixMs: 0,
+          streamProgress: true,
+          dropSetsThatDoNotFit: input.dropSetsThatDoNotFit,
+          ...(input.initialAnswer !== undefined ? { fullAnswerText: input.initialAnswer } : {}),
+        },
+        onProgress,
+        signal,
+      ),
+    );
   } finally {
     closed = true;
   }
-  const occlusionWallMs = performance.now() - started;
-  if (!fullClosed) closeFull(closingDelta(result.full, deltas.emitted));
-  // Reports that trailed the result were dropped above; count them now so `done` never skips.
-  // (The count goes outside the optional call: `f?.(++x)` skips the increment when f is unset.)
-  while (done < sets.length) {
-    done++;
-    hooks.onProgress?.({ done, total: sets.length, finished: [] });
+  const fullAnswer = result.fullAnswer!;
+  if (!fullClosed) hooks.onInitialDelta?.(closingDelta(fullAnswer, emittedFull));
+  const sets = input.sets.slice(0, result.setsUsed);
+  // Progress lost on the way (or never sent) is made up, so `done` never skips.
+  while (done < sets.length) hooks.onProgress?.({ done: ++done, total: sets.length, finished: [] });
+  const warnings: string[] = [];
+  if (sets.length < input.sets.length) {
+    warnings.push(
+      `context window: kept the ${sets.length} best re-ranked of ${input.sets.length} sets (one sequence holds ${result.sequenceCells} tokens with the answer); ` +
+        "raise contextSize or lower sequences to attribute more",
+    );
   }
-  const full = input.initialAnswer ?? result.full.text;
-  const occludedTexts = result.occluded.map((a) => a.text);
-  const outcomes = result.occluded.map((a, j) => outcome(a, result.full, j, sets[j]!.id, input.includeOccludedAnswers));
+  const full = input.initialAnswer ?? fullAnswer.text;
+  const outcomes: OcclusionOutcome[] = result.occluded.map((o) => ({
+    setIndex: o.setIndex,
+    setId: o.setId,
+    tokenCount: o.answer!.tokenIds.length,
+    ...(o.divergedAt !== undefined ? { divergedAt: o.divergedAt } : {}),
+    ...(input.includeOccludedAnswers ? { answerText: o.answer!.text } : {}),
+  }));
   hooks.onProgress?.({ done: sets.length, total: sets.length, finished: outcomes });
 
-  const t0 = performance.now();
-  const metrics = input.selection.metrics;
-  const embeddings = metrics.includes("cosine") ? await answerEmbeddings(runtime.embedder, full, occludedTexts, signal) : undefined;
-  const alphas = attributionScores({ full, occluded: occludedTexts, metrics, ...(embeddings ? { embeddings } : {}) });
-  const attributionMs = performance.now() - t0;
-
-  const t1 = performance.now();
-  const minVotes = Math.min(input.selection.minVotes, metrics.length);
-  if (minVotes < input.selection.minVotes) warnings.push(`min_votes ${input.selection.minVotes} is more than the ${metrics.length} metrics; used ${minVotes}`);
-  const selected = selectChunkSets(
-    { sets: sets.map((s, i) => ({ id: s.id, tokens: tokens.blocks[i]!.length })), metrics, alphas: alphas.alphas },
+  const selected = await runtime.backends.selector.select(
     {
-      tau: input.selection.tau,
-      minVotes,
-      epsilon: input.selection.epsilon,
-      ...(input.selection.maxSets !== undefined ? { maxSets: input.selection.maxSets } : {}),
-      ...(input.selection.tokenBudget !== undefined ? { tokenBudget: input.selection.tokenBudget } : {}),
+      requestId,
+      sets: sets.map((s, i) => ({ ...(s.chunkSet ?? emptySet(s.id)), tokenCount: result.setTokens[i]! })),
+      fullAnswer: full,
+      answers: result.occluded.map((o) => ({ setIndex: o.setIndex, setId: o.setId, text: o.answer!.text })),
+      params: settingsToProto(input.selection),
     },
+    signal,
   );
-  const selection = selectionToProto(selected, sets.map((s) => s.id), alphas.alphas, input.selection, minVotes < input.selection.minVotes);
+  warnings.push(...selected.warnings);
+  const selection = selected.selection!;
   if (sets.length < input.sets.length) {
     selection.flags.push(SelectionFlag.SELECTION_FLAG_TRUNCATED_BY_CONTEXT_WINDOW);
     input.sets.slice(sets.length).forEach((s, k) =>
@@ -173,7 +151,7 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
         setId: s.id,
         decision: SelectionDecision.SELECTION_DECISION_DROPPED,
         reason: SelectionReason.SELECTION_REASON_CONTEXT_WINDOW,
-        reasonText: `dropped before attribution: the prompt with it would not fit one sequence of the generator context (${runtime.sequenceCells} cells)`,
+        reasonText: `dropped before attribution: the prompt with it would not fit one sequence of the generator context (${result.sequenceCells} cells)`,
         votes: 0,
         argmaxVotes: 0,
         meanAlpha: 0,
@@ -181,32 +159,25 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
       }),
     );
   }
-  const selectionMs = performance.now() - t1;
-  if (selected.contextIgnored) warnings.push("every α was below ε: the answer did not depend on the context; kept the top re-ranked set");
-
-  const table: ProtoTable = {
-    method: AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION,
-    metrics: metrics.map(metricToProto),
-    rows: sets.map((s, j) => ({ setIndex: j, setId: s.id, scores: metrics.map((m) => ({ metric: metricToProto(m), alpha: alphas.alphas[m]![j]! })) })),
-    evaluations: sets.length + (input.initialAnswer === undefined ? 1 : 0),
-  };
-  const initialAnswerMs = result.counters.prefillMs + result.counters.fullMs;
   return {
     sets,
     initialAnswer: full,
     outcomes,
-    table,
+    table: { ...selected.attribution!, evaluations: sets.length + (input.initialAnswer === undefined ? 1 : 0) },
     selection,
-    selected,
-    counters: occlusionCounters(result.counters, [result.full, ...result.occluded]),
-    timings: { initialAnswerMs, occlusionMs: Math.max(0, occlusionWallMs - initialAnswerMs), attributionMs, selectionMs },
+    gapFill: selected.gapFill ?? { gaps: [], addedChunks: [] },
+    counters: result.counters!,
+    timings: {
+      initialAnswerMs: result.initialAnswerMs,
+      occlusionMs: result.occlusionMs,
+      attributionMs: selected.attributionMs,
+      selectionMs: selected.selectionMs,
+      gapFillMs: selected.gapFillMs,
+    },
     warnings,
   };
 }
 
-function outcome(a: GeneratedSequence, full: GeneratedSequence, j: number, setId: string, withText: boolean): OcclusionOutcome {
-  let at = 0;
-  while (at < a.tokens.length && at < full.tokens.length && a.tokens[at] === full.tokens[at]) at++;
-  const identical = at === a.tokens.length && at === full.tokens.length;
-  return { setIndex: j, setId, tokenCount: a.tokens.length, ...(identical ? {} : { divergedAt: at }), ...(withText ? { answerText: a.text } : {}) };
+function emptySet(setId: string): ProtoChunkSet {
+  return { setId, docId: "", firstOrdinal: 0, lastOrdinal: 0, chunks: [], bestRetrievalRank: 0 };
 }

@@ -1,6 +1,8 @@
 import { CitationKind, type Citation } from "@attr-rag/contracts";
 import { cosineSimilarity } from "@attr-rag/core";
-import type { Embedder } from "@attr-rag/index";
+
+/** Embeds texts with the store's embedder. */
+export type EmbedTexts = (texts: readonly string[], signal: AbortSignal) => Promise<Float32Array[]>;
 
 /** A block of the final prompt: its label is `[index + 1]`; its chunks are what a citation of it names. */
 export interface AnswerBlock {
@@ -55,7 +57,7 @@ export function answerSentences(text: string): Span[] {
  * block i's chunks (MARKER); a sentence without markers cites the chunk most similar to it by the embedder's
  * cosine when that is at least MIN_CITATION_SIMILARITY (SIMILARITY).
  */
-export async function citeAnswer(text: string, blocks: readonly AnswerBlock[], embedder: Embedder, signal: AbortSignal): Promise<Citation[]> {
+export async function citeAnswer(text: string, blocks: readonly AnswerBlock[], embed: EmbedTexts, signal: AbortSignal): Promise<Citation[]> {
   const sentences = answerSentences(text).slice(0, MAX_SENTENCES);
   const citations: Citation[] = [];
   const unmarked: Span[] = [];
@@ -70,7 +72,7 @@ export async function citeAnswer(text: string, blocks: readonly AnswerBlock[], e
   }
   const chunks = blocks.flatMap((b) => b.chunkIds.map((id, i) => ({ id, text: b.chunkTexts[i]! })));
   if (unmarked.length > 0 && chunks.length > 0) {
-    const vectors = await embedder.embed([...unmarked.map((s) => s.text), ...chunks.map((c) => c.text)], signal);
+    const vectors = await embed([...unmarked.map((s) => s.text), ...chunks.map((c) => c.text)], signal);
     const chunkVectors = vectors.slice(unmarked.length);
     unmarked.forEach((s, i) => {
       let best = -1;

@@ -1,11 +1,9 @@
 import { FinishReason, type AnswerDelta, type EngineCounters, type FinalAnswer } from "@attr-rag/contracts";
-import { concatTokens } from "@attr-rag/engine";
+import { closingDelta } from "@attr-rag/worker";
 import type { Runtime } from "../runtime/Runtime.js";
-import { buildPrompt } from "./buildPrompt.js";
 import { citeAnswer, type AnswerBlock } from "./citations.js";
-import { closingDelta } from "./closingDelta.js";
-import { generationCounters } from "./counters.js";
-import { setsThatFit } from "./fitSetsToContext.js";
+import { engineCall, newJobId, onceBySequence } from "./engineCalls.js";
+import { embed } from "./retrieve.js";
 
 export interface GeneratedAnswer {
   final: FinalAnswer;
@@ -14,45 +12,52 @@ export interface GeneratedAnswer {
 }
 
 /**
- * Step 8 (and the baselines' only generation): answers from the given blocks with the same prompt layout
- * as attribution, streams the text through `onDelta`, then cites the blocks' chunks.
+ * Step 8 (and the baselines' only generation): a generation job answers from the given blocks with the same
+ * prompt layout as attribution, streaming the text through `onDelta`; then the blocks' chunks are cited.
  */
 export async function generateAnswer(
   runtime: Runtime,
+  requestId: string,
   question: string,
   blocks: readonly AnswerBlock[],
   maxTokens: number,
   onDelta: (delta: AnswerDelta) => void,
   signal: AbortSignal,
 ): Promise<GeneratedAnswer> {
-  const { model, generator } = runtime;
   const warnings: string[] = [];
-  let tokens = model.tokenizeSegments(buildPrompt(question, blocks.map((b) => b.text), model.chatTemplate()));
-  const fit = setsThatFit(tokens, maxTokens, runtime.sequenceCells);
-  if (fit < blocks.length) {
-    warnings.push(`context window: the answer used the first ${fit} of ${blocks.length} context blocks; raise contextSize or lower sequences`);
-    blocks = blocks.slice(0, fit);
-    tokens = { prefix: tokens.prefix, blocks: tokens.blocks.slice(0, fit), suffix: tokens.suffix };
-  }
-  const prompt = concatTokens([tokens.prefix, ...tokens.blocks, tokens.suffix]);
-  const started = performance.now();
-  const stream = generator.generate(prompt, { maxTokens, signal });
   let emitted = "";
-  let next = await stream.next();
-  while (!next.done) {
-    if (next.value.text !== "") {
-      emitted += next.value.text;
-      onDelta({ text: next.value.text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
-    }
-    next = await stream.next();
+  let closed = false;
+  const result = await engineCall(() =>
+    runtime.backends.engine.generate(
+      {
+        jobId: newJobId("gen"),
+        requestId,
+        model: runtime.backends.modelId,
+        context: { question, sets: blocks.map((b, i) => ({ setId: String(i), segment: { content: { $case: "text", value: b.text } } })) },
+        generation: { maxTokens, strategy: 0 },
+        deadlineUnixMs: 0,
+        streamProgress: true,
+      },
+      onceBySequence((p) => {
+        if (closed || p.progress?.$case !== "answerDelta") return;
+        const delta = p.progress.value;
+        emitted += delta.text;
+        if (delta.finishReason !== FinishReason.FINISH_REASON_UNSPECIFIED) closed = true;
+        onDelta(delta);
+      }),
+      signal,
+    ),
+  );
+  const answer = result.answer!;
+  if (!closed) onDelta(closingDelta(answer, emitted));
+  if (result.setsUsed < blocks.length) {
+    warnings.push(`context window: the answer used the first ${result.setsUsed} of ${blocks.length} context blocks; raise contextSize or lower sequences`);
+    blocks = blocks.slice(0, result.setsUsed);
   }
-  const answer = next.value;
-  onDelta(closingDelta(answer, emitted));
-  const elapsed = performance.now() - started;
-  const citations = await citeAnswer(answer.text, blocks, runtime.embedder, signal);
+  const citations = await citeAnswer(answer.text, blocks, (texts, s) => embed(runtime, texts, s), signal);
   return {
     final: { text: answer.text, citations, contextChunkIds: blocks.flatMap((b) => b.chunkIds) },
-    counters: generationCounters(prompt.length, answer, elapsed),
+    counters: result.counters!,
     warnings,
   };
 }

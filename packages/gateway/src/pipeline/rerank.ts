@@ -1,5 +1,6 @@
 import { cosineSimilarity } from "@attr-rag/core";
 import type { Runtime } from "../runtime/Runtime.js";
+import { embed } from "./retrieve.js";
 
 /** SPEC section 6: the re-ranker id reported when no cross-encoder is configured. */
 export const FALLBACK_RERANKER = "fallback:bi-encoder";
@@ -20,14 +21,14 @@ export interface RerankOutcome {
 export async function rerankTexts(runtime: Runtime, question: string, queryVector: Float32Array, texts: readonly string[], signal: AbortSignal): Promise<RerankOutcome> {
   let scores: number[];
   let reranker: string;
-  if (runtime.reranker !== undefined) {
-    scores = await runtime.reranker.context.rerank(question, texts, { truncate: true, signal });
-    reranker = runtime.reranker.id;
+  const crossEncoder = runtime.backends.reranker;
+  if (crossEncoder !== undefined) {
+    scores = await crossEncoder.rerank(question, texts, signal);
+    reranker = crossEncoder.id;
   } else {
-    const vectors = texts.length === 0 ? [] : await runtime.embedder.embed(texts, signal);
-    scores = vectors.map((v) => cosineSimilarity(queryVector, v));
+    scores = (await embed(runtime, texts, signal)).map((v) => cosineSimilarity(queryVector, v));
     reranker = FALLBACK_RERANKER;
   }
   const order = scores.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]! || a - b);
-  return { order, scores, reranker, fallback: runtime.reranker === undefined };
+  return { order, scores, reranker, fallback: crossEncoder === undefined };
 }

@@ -16,17 +16,10 @@ import { isSubjectToken } from "@attr-rag/contracts";
 import { ServiceError } from "@attr-rag/index";
 import type { GatewayConfig, RetrievalModeName, StrategyName } from "../config/gatewayConfig.js";
 import { buildPrompt } from "./buildPrompt.js";
-import { metricFromProto } from "./protoNames.js";
+import { metricFromProto, type SelectionSettings } from "@attr-rag/selector";
 
-export interface ResolvedSelection {
-  metrics: AttributionMetric[];
-  tau: number;
-  minVotes: number;
-  epsilon: number;
-  maxSets?: number;
-  tokenBudget?: number;
-  maxGap: number;
-}
+/** Selection parameters with every default applied: what the selector receives. */
+export type ResolvedSelection = SelectionSettings;
 
 export interface ResolvedGeneration {
   maxTokens: number;

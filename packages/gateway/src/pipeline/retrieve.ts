@@ -1,29 +1,41 @@
 import type { Retrieved } from "@attr-rag/contracts";
 import type { RetrievedChunk } from "@attr-rag/core";
-import { toScoredChunks, type SearchHit } from "@attr-rag/index";
 import type { Runtime } from "../runtime/Runtime.js";
-import { modeToProto } from "./protoNames.js";
 import type { ResolvedAsk } from "./resolveAsk.js";
+import { modeToProto } from "./retrievalMode.js";
 
 export interface Retrieval {
   chunks: RetrievedChunk[];
-  /** The question's embedding (the fallback re-ranker and citations use it too). */
+  /** The question's embedding (the fallback re-ranker uses it). */
   queryVector: Float32Array;
   event: Retrieved;
 }
 
 /** Step 1: top-k chunks for the question in the configured mode, as core chunks and as the `retrieved` event. */
 export async function retrieve(runtime: Runtime, ask: ResolvedAsk, k: number, signal: AbortSignal): Promise<Retrieval> {
-  const [queryVector] = await runtime.embedder.embed([ask.question], signal);
   signal.throwIfAborted();
-  const filters = { k, ...(ask.docIds.length > 0 ? { docIds: ask.docIds } : {}), ...(ask.sources.length > 0 ? { sources: ask.sources } : {}) };
-  const hits: SearchHit[] =
-    ask.mode === "bm25"
-      ? runtime.store.searchBm25(ask.question, filters)
-      : ask.mode === "dense"
-        ? runtime.store.searchDense(queryVector!, filters)
-        : runtime.store.searchHybrid(ask.question, queryVector!, { ...filters, ...(ask.rrfK !== undefined ? { rrfK: ask.rrfK } : {}) });
-  const chunks = hits.map((h, i): RetrievedChunk => ({ id: h.chunkId, docId: h.docId, ordinal: h.ordinal, start: h.start, end: h.end, text: h.text, rank: i + 1, score: h.score }));
-  const scored = toScoredChunks(runtime.store, hits, modeToProto(ask.mode));
-  return { chunks, queryVector: queryVector!, event: { chunks: scored, mode: modeToProto(ask.mode), embedder: ask.mode === "bm25" ? "" : runtime.embedder.id } };
+  const response = await runtime.backends.index.search(
+    {
+      query: ask.question,
+      options: { k, mode: modeToProto(ask.mode), filter: { docIds: ask.docIds, sources: ask.sources }, ...(ask.rrfK !== undefined ? { rrfK: ask.rrfK } : {}) },
+      includeQueryEmbedding: true,
+    },
+    signal,
+  );
+  const chunks = response.chunks.map((scored, i): RetrievedChunk => {
+    const c = scored.chunk!;
+    return { id: c.id, docId: c.docId, ordinal: c.ordinal, start: c.start, end: c.end, text: c.text, rank: i + 1, score: scored.score };
+  });
+  return {
+    chunks,
+    queryVector: Float32Array.from(response.queryEmbedding?.values ?? []),
+    event: { chunks: response.chunks, mode: response.mode, embedder: response.embedder },
+  };
+}
+
+/** The store's embedder on texts, wherever the store is. */
+export async function embed(runtime: Runtime, texts: readonly string[], signal: AbortSignal): Promise<Float32Array[]> {
+  if (texts.length === 0) return [];
+  const response = await runtime.backends.index.embedTexts({ texts: [...texts] }, signal);
+  return response.embeddings.map((e) => Float32Array.from(e.values));
 }

@@ -1,14 +1,14 @@
 import { status } from "@grpc/grpc-js";
-import type { AskRequest, ChunkSetsAligned, StageTimings } from "@attr-rag/contracts";
+import type { AskRequest, ChunkSet as ProtoChunkSet, ChunkSetsAligned, StageTimings } from "@attr-rag/contracts";
 import { alignChunkSets, chunkSetText, type ChunkSet, type RetrievedChunk } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
 import type { Runtime } from "../runtime/Runtime.js";
 import { attributeSets } from "./attributeSets.js";
 import { promptSafe } from "./buildPrompt.js";
 import type { AnswerBlock } from "./citations.js";
-import { addCounters } from "./counters.js";
+import { addCounters } from "@attr-rag/worker";
 import { EventSink, timed, type AskEventListener } from "./eventSink.js";
-import { fillSelectedGaps } from "./fillSelectedGaps.js";
+import { finalContext } from "./finalContext.js";
 import { generateAnswer } from "./generateAnswer.js";
 import { rerankTexts } from "./rerank.js";
 import { resolveAsk, type ResolvedAsk } from "./resolveAsk.js";
@@ -37,9 +37,10 @@ async function retrieveOrFail(runtime: Runtime, ask: ResolvedAsk, k: number, sin
   const [retrieval, ms] = await timed(() => retrieve(runtime, ask, k, signal));
   sink.emit({ $case: "retrieved", value: retrieval.event });
   if (retrieval.chunks.length === 0) {
+    const stored = (await runtime.backends.index.getStats(signal)).chunks;
     throw new ServiceError(
       status.NOT_FOUND,
-      `retrieval (${ask.mode}) found no chunks for the question in ${runtime.store.stats().chunks} stored chunks; ingest documents, relax the filters, or try another retrieval mode`,
+      `retrieval (${ask.mode}) found no chunks for the question in ${stored} stored chunks; ingest documents, relax the filters, or try another retrieval mode`,
     );
   }
   return { retrieval, ms };
@@ -66,7 +67,15 @@ async function runAttrRag(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, s
 
   const attributed = await attributeSets(
     runtime,
-    { question: ask.question, sets: ordered.map((s) => ({ id: s.id, text: promptSafe(chunkSetText(s)) })), generation: ask.generation, selection: ask.selection, includeOccludedAnswers: ask.includeOccludedAnswers, dropSetsThatDoNotFit: true },
+    {
+      question: ask.question,
+      sets: ordered.map((s) => ({ id: s.id, text: promptSafe(chunkSetText(s)), chunkSet: chunkSetToProto(s) })),
+      generation: ask.generation,
+      selection: ask.selection,
+      includeOccludedAnswers: ask.includeOccludedAnswers,
+      dropSetsThatDoNotFit: true,
+      requestId: sink.requestId,
+    },
     {
       onInitialDelta: (delta) => sink.emit({ $case: "initialAnswerDelta", value: delta }),
       onProgress: (progress) => sink.emit({ $case: "occlusionProgress", value: progress }),
@@ -78,14 +87,14 @@ async function runAttrRag(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, s
   sink.emit({ $case: "attribution", value: attributed.table });
   sink.emit({ $case: "selection", value: attributed.selection });
 
-  const kept: ChunkSet[] = [...attributed.selected.kept].sort((a, b) => a - b).map((i) => ordered[i]!);
-  const [filled, gapFillMs] = await timed(() => fillSelectedGaps(runtime, kept, ask.selection.maxGap));
-  timings.gapFillMs = gapFillMs;
-  warnings.push(...filled.warnings);
-  sink.emit({ $case: "gapFill", value: filled.event });
+  // Kept sets in re-rank order, their chunks and the gap fill laid out as the final context.
+  const keptIds = new Set(attributed.selection.selectedSetIds);
+  const kept: ChunkSet[] = ordered.filter((s) => keptIds.has(s.id));
+  const blocks = finalContext(kept, ask.selection.maxGap, attributed.gapFill);
+  sink.emit({ $case: "gapFill", value: attributed.gapFill });
 
   const [answer, finalMs] = await timed(() =>
-    generateAnswer(runtime, ask.question, filled.blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
+    generateAnswer(runtime, sink.requestId, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
   );
   timings.finalAnswerMs = finalMs;
   warnings.push(...answer.warnings);
@@ -120,7 +129,7 @@ async function runBaseline(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, 
   }
   const blocks: AnswerBlock[] = chunks.slice(0, ask.baselineK).map((c) => ({ text: promptSafe(c.text), chunkIds: [c.id], chunkTexts: [c.text] }));
   const [answer, finalMs] = await timed(() =>
-    generateAnswer(runtime, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
+    generateAnswer(runtime, sink.requestId, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
   );
   timings.finalAnswerMs = finalMs;
   warnings.push(...answer.warnings);
@@ -129,14 +138,16 @@ async function runBaseline(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, 
 }
 
 function alignedEvent(sets: readonly ChunkSet[]): ChunkSetsAligned {
+  return { sets: sets.map(chunkSetToProto) };
+}
+
+function chunkSetToProto(s: ChunkSet): ProtoChunkSet {
   return {
-    sets: sets.map((s) => ({
-      setId: s.id,
-      docId: s.docId,
-      firstOrdinal: s.firstOrdinal,
-      lastOrdinal: s.lastOrdinal,
-      chunks: s.chunks.map((c) => ({ chunkId: c.id, ordinal: c.ordinal, retrievalRank: c.rank })),
-      bestRetrievalRank: s.bestRank,
-    })),
+    setId: s.id,
+    docId: s.docId,
+    firstOrdinal: s.firstOrdinal,
+    lastOrdinal: s.lastOrdinal,
+    chunks: s.chunks.map((c) => ({ chunkId: c.id, ordinal: c.ordinal, retrievalRank: c.rank })),
+    bestRetrievalRank: s.bestRank,
   };
 }

@@ -1,5 +1,9 @@
+import { basename } from "node:path";
 import { EngineContext, Model, resolveModel } from "@attr-rag/engine";
-import { ChunkStore, createEmbedder, type Embedder } from "@attr-rag/index";
+import { ChunkStore, createEmbedder, LocalIndex, type Embedder } from "@attr-rag/index";
+import { LocalSelector } from "@attr-rag/selector";
+import { LocalEngine } from "@attr-rag/worker";
+import type { Backends } from "../backends/Backends.js";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
 
 /** A GGUF cross-encoder and the context that runs it. */
@@ -10,11 +14,13 @@ export interface Reranker {
 }
 
 /**
- * The open resources one pipeline runs on: the store, its embedder, the generator and an optional
- * re-ranker. Opened once per process (server or CLI), shared by every request, disposed once.
+ * The open resources one pipeline runs on, embedded: the store, its embedder, the generator and an optional
+ * re-ranker, and the in-process backends over them. Opened once per process (server or CLI), shared by every
+ * request, disposed once.
  */
 export class Runtime implements AsyncDisposable {
   #disposed?: Promise<void>;
+  readonly backends: Backends;
 
   private constructor(
     readonly config: GatewayConfig,
@@ -23,7 +29,16 @@ export class Runtime implements AsyncDisposable {
     readonly model: Model,
     readonly generator: EngineContext,
     readonly reranker: Reranker | undefined,
-  ) {}
+  ) {
+    const index = new LocalIndex(store, embedder);
+    this.backends = {
+      index,
+      engine: new LocalEngine(generator),
+      selector: new LocalSelector(index),
+      modelId: basename(model.info.path).replace(/\.gguf$/i, ""),
+      ...(reranker !== undefined ? { reranker: { id: reranker.id, rerank: (question, texts, signal) => reranker.context.rerank(question, texts, { truncate: true, signal }) } } : {}),
+    };
+  }
 
   /** Opens everything the config names; on failure whatever was opened is closed again. */
   static async open(config: GatewayConfig, log: (line: string) => void = () => {}): Promise<Runtime> {
@@ -62,11 +77,6 @@ export class Runtime implements AsyncDisposable {
       for (const r of opened.reverse()) await Promise.resolve(r[Symbol.asyncDispose]()).catch(() => {});
       throw err;
     }
-  }
-
-  /** Tokens in the generator context's per-sequence window (what one prompt plus its answer must fit). */
-  get sequenceCells(): number {
-    return this.generator.info.sequenceCells;
   }
 
   dispose(): Promise<void> {

@@ -4,6 +4,7 @@ import type { ChunkStore } from "../ChunkStore.js";
 import { EmbedderMismatchError } from "../errors.js";
 import type { QueryEmbedder, ServiceContext } from "./context.js";
 import { deleteDocumentHandler } from "./deleteDocument.js";
+import { embedTextsHandler } from "./embedTexts.js";
 import { getChunksHandler } from "./getChunks.js";
 import { getStatsHandler } from "./getStats.js";
 import { ingestDocumentsHandler } from "./ingestDocuments.js";
@@ -31,5 +32,6 @@ export function createIndexServiceImplementation(
     getChunks: getChunksHandler(ctx),
     deleteDocument: deleteDocumentHandler(ctx),
     getStats: getStatsHandler(ctx),
+    embedTexts: embedTextsHandler(ctx),
   };
 }

@@ -3,19 +3,21 @@ import type { ServiceContext } from "./context.js";
 import { unaryHandler } from "./unaryHandler.js";
 
 /** GetStats: counts, embedder and sizes on disk (the database size includes its WAL). */
+export function getStats(ctx: ServiceContext): GetStatsResponse {
+  const s = ctx.store.stats();
+  return {
+    documents: s.documents,
+    chunks: s.chunks,
+    embedder: s.embedder.id,
+    dimension: s.dimensions,
+    storePath: s.path,
+    databaseBytes: s.files.sqlite + s.files.wal,
+    vectorIndexBytes: s.files.vectors,
+    vectors: s.vectors,
+    splitter: `recursive max=${s.chunker.maxChars} overlap=${s.chunker.overlapChars}`,
+  };
+}
+
 export function getStatsHandler(ctx: ServiceContext) {
-  return unaryHandler<GetStatsRequest, GetStatsResponse>(ctx, "GetStats", () => {
-    const s = ctx.store.stats();
-    return {
-      documents: s.documents,
-      chunks: s.chunks,
-      embedder: s.embedder.id,
-      dimension: s.dimensions,
-      storePath: s.path,
-      databaseBytes: s.files.sqlite + s.files.wal,
-      vectorIndexBytes: s.files.vectors,
-      vectors: s.vectors,
-      splitter: `recursive max=${s.chunker.maxChars} overlap=${s.chunker.overlapChars}`,
-    };
-  });
+  return unaryHandler<GetStatsRequest, GetStatsResponse>(ctx, "GetStats", () => getStats(ctx));
 }

@@ -20,7 +20,7 @@ const STATUS: Record<UpsertStatus, IngestStatus> = {
 /** Codes for which one document fails and the stream goes on; any other error ends the stream. */
 const PER_DOCUMENT = new Set<status>([status.INVALID_ARGUMENT, status.RESOURCE_EXHAUSTED, status.INTERNAL]);
 
-interface Outcome {
+export interface Outcome {
   readonly result: DocumentIngestResult;
   readonly added: number;
   readonly removed: number;
@@ -31,7 +31,7 @@ function failed(docId: string, message: string): Outcome {
 }
 
 /** Validates, embeds and upserts one document. Throws only for errors that must end the stream. */
-async function ingestOne(ctx: ServiceContext, request: IngestDocumentsRequest, signal: AbortSignal): Promise<Outcome> {
+export async function ingestOne(ctx: ServiceContext, request: IngestDocumentsRequest, signal: AbortSignal): Promise<Outcome> {
   signal.throwIfAborted();
   const doc = request.document;
   if (doc === undefined) return failed("", "the request carries no document");
@@ -60,6 +60,21 @@ async function ingestOne(ctx: ServiceContext, request: IngestDocumentsRequest, s
   }
 }
 
+/** The response for a run of ingested documents (started: performance.now() when the run began). */
+export function ingestResponse(outcomes: readonly Outcome[], started: number): IngestDocumentsResponse {
+  const count = (s: IngestStatus) => outcomes.filter((o) => o.result.status === s).length;
+  return {
+    results: outcomes.map((o) => o.result),
+    indexed: count(IngestStatus.INGEST_STATUS_INDEXED),
+    unchanged: count(IngestStatus.INGEST_STATUS_UNCHANGED),
+    replaced: count(IngestStatus.INGEST_STATUS_REPLACED),
+    failed: count(IngestStatus.INGEST_STATUS_FAILED),
+    chunksAdded: outcomes.reduce((n, o) => n + o.added, 0),
+    chunksRemoved: outcomes.reduce((n, o) => n + o.removed, 0),
+    elapsedMs: performance.now() - started,
+  };
+}
+
 /**
  * IngestDocuments (client streaming): documents are upserted one at a time in arrival order (the stream is
  * paused while one is embedded and written, so a fast client cannot pile up memory), and the outcome of
@@ -86,17 +101,7 @@ export function ingestDocumentsHandler(ctx: ServiceContext): handleClientStreami
         callback(toGrpcStatus(err, "IngestDocuments", ctx.log));
         return;
       }
-      const count = (s: IngestStatus) => outcomes.filter((o) => o.result.status === s).length;
-      callback(null, {
-        results: outcomes.map((o) => o.result),
-        indexed: count(IngestStatus.INGEST_STATUS_INDEXED),
-        unchanged: count(IngestStatus.INGEST_STATUS_UNCHANGED),
-        replaced: count(IngestStatus.INGEST_STATUS_REPLACED),
-        failed: count(IngestStatus.INGEST_STATUS_FAILED),
-        chunksAdded: outcomes.reduce((n, o) => n + o.added, 0),
-        chunksRemoved: outcomes.reduce((n, o) => n + o.removed, 0),
-        elapsedMs: performance.now() - started,
-      });
+      callback(null, ingestResponse(outcomes, started));
     };
     const onAbort = () => finish(abort.signal.reason);
     abort.signal.addEventListener("abort", onAbort, { once: true });

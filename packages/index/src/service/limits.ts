@@ -16,6 +16,8 @@ export interface IndexServiceLimits {
   readonly maxChunkRanges: number;
   /** Chunks in one GetChunks response (RESOURCE_EXHAUSTED beyond). */
   readonly maxChunksPerResponse: number;
+  /** Texts in one EmbedTexts request (INVALID_ARGUMENT beyond); their bytes count against maxDocumentBytes. */
+  readonly maxEmbedTexts: number;
 }
 
 export const DEFAULT_INDEX_SERVICE_LIMITS: IndexServiceLimits = Object.freeze({
@@ -26,6 +28,7 @@ export const DEFAULT_INDEX_SERVICE_LIMITS: IndexServiceLimits = Object.freeze({
   maxDocumentBytes: 32 * 1024 * 1024,
   maxChunkRanges: 1_000,
   maxChunksPerResponse: 10_000,
+  maxEmbedTexts: 4_096,
 });
 
 /** Room for a document's title, source, license and metadata on top of its text in one gRPC message. */

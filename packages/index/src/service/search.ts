@@ -55,20 +55,30 @@ export function toScoredChunks(store: ChunkStore, hits: readonly SearchHit[], mo
   });
 }
 
-/** Search: validates, embeds the query off the event loop (dense, hybrid), ranks in the store. */
-export function searchHandler(ctx: ServiceContext) {
-  return unaryHandler<SearchRequest, SearchResponse>(ctx, "Search", async (request, signal) => {
-    const { query, k, mode, filters, rrfK } = validateSearchRequest(ctx, request);
-    const { store, embedder } = ctx;
-    if (mode === RetrievalMode.RETRIEVAL_MODE_BM25) {
-      return { chunks: toScoredChunks(store, store.searchBm25(query, { k, ...filters }), mode), mode, embedder: "" };
-    }
-    const [vector] = await embedder.embed([query], signal);
-    signal.throwIfAborted();
-    const hits =
-      mode === RetrievalMode.RETRIEVAL_MODE_DENSE
+/**
+ * Search: validates, embeds the query off the event loop (dense, hybrid, or when its embedding is asked
+ * for), ranks in the store. The same operation behind gRPC, NATS and the in-process pipeline.
+ */
+export async function search(ctx: ServiceContext, request: SearchRequest, signal: AbortSignal): Promise<SearchResponse> {
+  const { query, k, mode, filters, rrfK } = validateSearchRequest(ctx, request);
+  const { store, embedder } = ctx;
+  const needsVector = mode !== RetrievalMode.RETRIEVAL_MODE_BM25 || request.includeQueryEmbedding;
+  const vector = needsVector ? (await embedder.embed([query], signal))[0]! : undefined;
+  signal.throwIfAborted();
+  const hits =
+    mode === RetrievalMode.RETRIEVAL_MODE_BM25
+      ? store.searchBm25(query, { k, ...filters })
+      : mode === RetrievalMode.RETRIEVAL_MODE_DENSE
         ? store.searchDense(vector!, { k, ...filters })
         : store.searchHybrid(query, vector!, { k, ...filters, ...(rrfK !== undefined ? { rrfK } : {}) });
-    return { chunks: toScoredChunks(store, hits, mode), mode, embedder: embedder.id };
-  });
+  return {
+    chunks: toScoredChunks(store, hits, mode),
+    mode,
+    embedder: mode === RetrievalMode.RETRIEVAL_MODE_BM25 ? "" : embedder.id,
+    ...(request.includeQueryEmbedding ? { queryEmbedding: { values: Array.from(vector!) } } : {}),
+  };
+}
+
+export function searchHandler(ctx: ServiceContext) {
+  return unaryHandler<SearchRequest, SearchResponse>(ctx, "Search", (request, signal) => search(ctx, request, signal));
 }

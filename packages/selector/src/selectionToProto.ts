@@ -8,7 +8,7 @@ import {
 } from "@attr-rag/contracts";
 import type { AttributionMetric, SelectionReason as CoreReason, SelectionResult } from "@attr-rag/core";
 import { metricToProto } from "./protoNames.js";
-import type { ResolvedSelection } from "./resolveAsk.js";
+import type { SelectionSettings } from "./selectionSettings.js";
 
 const REASONS: Record<CoreReason, SelectionReason> = {
   "top-voted": SelectionReason.SELECTION_REASON_BEST_SET,
@@ -25,7 +25,7 @@ export function selectionToProto(
   result: SelectionResult,
   setIds: readonly string[],
   alphas: Readonly<Record<string, readonly number[]>>,
-  params: ResolvedSelection,
+  params: SelectionSettings,
   minVotesCapped: boolean,
 ): SelectionExplanation {
   const metrics = result.perMetric.map((v) => v.metric as AttributionMetric);

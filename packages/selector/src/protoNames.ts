@@ -1,9 +1,8 @@
-// Names of the core's metrics and modes in the proto enums, both ways.
+// Names of the core's attribution metrics in the proto enum, both ways.
 import { status } from "@grpc/grpc-js";
-import { AttributionMetric as ProtoMetric, RetrievalMode } from "@attr-rag/contracts";
+import { AttributionMetric as ProtoMetric } from "@attr-rag/contracts";
 import type { AttributionMetric } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
-import type { RetrievalModeName } from "../config/gatewayConfig.js";
 
 const METRICS: readonly [AttributionMetric, ProtoMetric][] = [
   ["cosine", ProtoMetric.ATTRIBUTION_METRIC_COSINE],
@@ -24,8 +23,4 @@ export function metricFromProto(m: ProtoMetric): AttributionMetric {
     throw new ServiceError(status.INVALID_ARGUMENT, `selection.metrics: ${String(m)} is not an occlusion metric; use COSINE, JACCARD, ROUGE1, ROUGE2, ROUGE_L or ROUGE_LSUM`);
   }
   return hit[0];
-}
-
-export function modeToProto(m: RetrievalModeName): RetrievalMode {
-  return m === "dense" ? RetrievalMode.RETRIEVAL_MODE_DENSE : m === "bm25" ? RetrievalMode.RETRIEVAL_MODE_BM25 : RetrievalMode.RETRIEVAL_MODE_HYBRID;
 }

@@ -1,4 +1,4 @@
-import { FinishReason, type AnswerDelta } from "@attr-rag/contracts";
+import { FinishReason, type Answer, type AnswerDelta } from "@attr-rag/contracts";
 import type { GeneratedSequence } from "@attr-rag/engine";
 
 export function finishReasonOf(finish: GeneratedSequence["finish"]): FinishReason {
@@ -10,6 +10,6 @@ export function finishReasonOf(finish: GeneratedSequence["finish"]): FinishReaso
  * partial character, or progress that trailed the result) and why generation stopped. With it the deltas
  * add up to the answer text.
  */
-export function closingDelta(answer: GeneratedSequence, emitted: string): AnswerDelta {
-  return { text: answer.text.startsWith(emitted) ? answer.text.slice(emitted.length) : "", finishReason: finishReasonOf(answer.finish) };
+export function closingDelta(answer: Pick<Answer, "text" | "finishReason">, emitted: string): AnswerDelta {
+  return { text: answer.text.startsWith(emitted) ? answer.text.slice(emitted.length) : "", finishReason: answer.finishReason };
 }

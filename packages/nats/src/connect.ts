@@ -1,0 +1,82 @@
+// Connecting to NATS the same way from every role (gateway, worker, selector, index): credentials and TLS
+// passed through from the command line, reconnecting forever once connected, and a first-connect failure
+// explained in terms of the option that caused it.
+import { readFileSync } from "node:fs";
+import { connect, credsAuthenticator, nkeyAuthenticator, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
+
+export interface NatsClientOptions {
+  /** nats://host:port (comma-separated for a cluster). */
+  readonly url: string;
+  /** Client name shown by the server's monitoring (role and id). */
+  readonly name: string;
+  /** A .creds file (JWT + nkey seed), as `nsc` writes them. */
+  readonly creds?: string | undefined;
+  readonly user?: string | undefined;
+  readonly pass?: string | undefined;
+  readonly token?: string | undefined;
+  /** A file holding an nkey seed (SU…). */
+  readonly nkey?: string | undefined;
+  /** PEM CA certificate: connect with TLS, trusting it. */
+  readonly tlsCa?: string | undefined;
+  /** Milliseconds to wait for the first connection. Default 5000. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** Why NATS could not be reached or refused us; the message names the option to fix. */
+export class NatsConnectError extends Error {
+  override name = "NatsConnectError";
+}
+
+export async function connectNats(o: NatsClientOptions): Promise<NatsConnection> {
+  const options: NodeConnectionOptions = {
+    servers: o.url.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    name: o.name,
+    timeout: o.timeoutMs ?? 5_000,
+    // Once connected, never give up: a restarted server is found again and in-flight work is failed by the
+    // callers (they watch the connection status), not by the client.
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    pingInterval: 10_000,
+  };
+  if (o.user !== undefined || o.pass !== undefined) {
+    if (o.user === undefined || o.pass === undefined) throw new NatsConnectError("--nats-user and --nats-pass go together");
+    Object.assign(options, { user: o.user, pass: o.pass });
+  }
+  if (o.token !== undefined) Object.assign(options, { token: o.token });
+  if (o.creds !== undefined) options.authenticator = credsAuthenticator(readFile(o.creds, "--nats-creds"));
+  if (o.nkey !== undefined) options.authenticator = nkeyAuthenticator(new TextEncoder().encode(readFile(o.nkey, "--nats-nkey").toString("utf8").trim()));
+  if (o.tlsCa !== undefined) {
+    readFile(o.tlsCa, "--nats-tls-ca");
+    options.tls = { caFile: o.tlsCa };
+  }
+  try {
+    return await connect(options);
+  } catch (err) {
+    throw explain(err, o);
+  }
+}
+
+function readFile(path: string, option: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new NatsConnectError(`${option}: cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+function explain(err: unknown, o: NatsClientOptions): NatsConnectError {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: string }).code ?? "";
+  const auth = o.creds !== undefined ? "--nats-creds" : o.nkey !== undefined ? "--nats-nkey" : o.token !== undefined ? "--nats-token" : o.user !== undefined ? "--nats-user/--nats-pass" : undefined;
+  if (/authoriz|authenticat/i.test(message) || /AUTH/i.test(code)) {
+    return new NatsConnectError(
+      auth === undefined
+        ? `NATS at ${o.url} requires credentials: pass --nats-creds, --nats-nkey, --nats-token or --nats-user/--nats-pass (${message})`
+        : `NATS at ${o.url} refused the credentials of ${auth} (${message}); check them against the server's accounts`,
+    );
+  }
+  if (/tls|certificate|self.signed|handshake/i.test(message)) {
+    return new NatsConnectError(`TLS with NATS at ${o.url} failed (${message}); check --nats-tls-ca and that the server speaks TLS`);
+  }
+  return new NatsConnectError(`cannot reach NATS at ${o.url} (${message}); is nats-server running there? (--nats)`);
+}

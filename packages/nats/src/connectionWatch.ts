@@ -1,0 +1,36 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+
+/**
+ * Whether the connection is up, and a signal that aborts when it goes down: callers race their in-flight
+ * requests and jobs against it, so a lost server ends them at once (UNAVAILABLE) instead of at a timeout.
+ * The client reconnects by itself; the next call after a reconnect proceeds normally.
+ */
+export class ConnectionWatch {
+  #connected = true;
+  #lost = new AbortController();
+
+  constructor(readonly nc: NatsConnection) {
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "disconnect" || s.type === "close") {
+          if (this.#connected) {
+            this.#connected = false;
+            this.#lost.abort(new Error(s.type === "close" ? "the NATS connection was closed" : "the connection to NATS was lost"));
+          }
+        } else if (s.type === "reconnect") {
+          this.#connected = true;
+          this.#lost = new AbortController();
+        }
+      }
+    })();
+  }
+
+  get connected(): boolean {
+    return this.#connected && !this.nc.isClosed();
+  }
+
+  /** Aborts when the current connection is lost (already aborted while disconnected). */
+  get lost(): AbortSignal {
+    return this.#lost.signal;
+  }
+}

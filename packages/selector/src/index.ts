@@ -1,0 +1,6 @@
+// Public API of @attr-rag/selector. Siblings import only from here.
+export { selectSets } from "./selectSets.js";
+export { LocalSelector, type SelectorBackend, type SelectorDeps } from "./selectorBackend.js";
+export { settingsFromProto, settingsToProto, type SelectionSettings } from "./selectionSettings.js";
+export { metricFromProto, metricToProto } from "./protoNames.js";
+export { fillKeptGaps, type GetChunksFn } from "./gapFill.js";

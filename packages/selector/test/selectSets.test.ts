@@ -1,0 +1,129 @@
+import { status } from "@grpc/grpc-js";
+import { AttributionMetric, SelectionDecision, type Chunk, type ChunkSet, type GetChunksRequest, type SelectionRequest } from "@attr-rag/contracts";
+import { attributionScores, cosineSimilarity, selectChunkSets } from "@attr-rag/core";
+import { ServiceError } from "@attr-rag/index";
+import { describe, expect, it } from "vitest";
+import { selectSets } from "../src/selectSets.js";
+import { settingsToProto, type SelectionSettings } from "../src/selectionSettings.js";
+import type { SelectorDeps } from "../src/selectorBackend.js";
+
+const signal = new AbortController().signal;
+const SETTINGS: SelectionSettings = { metrics: ["cosine", "jaccard", "rouge1", "rouge2", "rougeL", "rougeLsum"], tau: 0.05, minVotes: 3, epsilon: 0.01, maxGap: 2 };
+
+/** A deterministic bag-of-letters embedder: similar texts get similar vectors. */
+function vectorOf(text: string): Float32Array {
+  const v = new Float32Array(26);
+  for (const ch of text.toLowerCase()) if (ch >= "a" && ch <= "z") v[ch.charCodeAt(0) - 97]! += 1;
+  const n = Math.hypot(...v) || 1;
+  return v.map((x) => x / n);
+}
+
+/** The index as the selector sees it: an embedder and the chunks of one document, "doc", ordinals 0..9. */
+function fakeIndex(missing: readonly number[] = []) {
+  const calls: GetChunksRequest[] = [];
+  const embedded: string[] = [];
+  const deps: SelectorDeps = {
+    async embedTexts({ texts }) {
+      embedded.push(...texts);
+      return { embedder: "letters-26", embeddings: texts.map((t) => ({ values: Array.from(vectorOf(t)) })) };
+    },
+    async getChunks(request) {
+      calls.push(request);
+      const r = request.ranges[0]!;
+      const chunks: Chunk[] = [];
+      for (let o = r.firstOrdinal; o <= r.lastOrdinal; o++) {
+        if (missing.includes(o)) throw new ServiceError(status.NOT_FOUND, `document ${r.docId} not found`);
+        chunks.push({ id: `${r.docId}#${o}`, docId: r.docId, ordinal: o, start: 0, end: 1, text: `gap chunk ${o}`, docTitle: "", source: "" });
+      }
+      return { chunks };
+    },
+  };
+  return { deps, calls, embedded };
+}
+
+const set = (setId: string, ordinals: number[], tokenCount = 50): ChunkSet => ({
+  setId,
+  docId: "doc",
+  firstOrdinal: ordinals[0]!,
+  lastOrdinal: ordinals.at(-1)!,
+  chunks: ordinals.map((o) => ({ chunkId: `doc#${o}`, ordinal: o })),
+  bestRetrievalRank: 1,
+  tokenCount,
+});
+
+const FULL = "Dissolve the amine in water. Add the anhydride. Heat the flask. Cool and filter the crystals.";
+const ANSWERS = ["Add the anhydride. Heat the flask.", "Dissolve the amine in water. Add the anhydride. Heat the flask. Cool and filter the crystals.", "Heat the flask and cool it."];
+
+function request(overrides: Partial<SelectionRequest> = {}): SelectionRequest {
+  return {
+    requestId: "r1",
+    sets: [set("doc#0-0", [0]), set("doc#2-2", [2]), set("doc#7-7", [7])],
+    fullAnswer: FULL,
+    answers: ANSWERS.map((text, i) => ({ setIndex: i, setId: ["doc#0-0", "doc#2-2", "doc#7-7"][i]!, text })),
+    params: settingsToProto(SETTINGS),
+    ...overrides,
+  };
+}
+
+describe("selectSets", () => {
+  it("selector - α per metric is the core's attribution (cosine through the index's embedder) and the selection follows from it", async () => {
+    const { deps, embedded } = fakeIndex();
+    const result = await selectSets(request(), deps, signal);
+    const embeddings = { full: vectorOf(FULL), occluded: ANSWERS.map(vectorOf) };
+    const expected = attributionScores({ full: FULL, occluded: ANSWERS, metrics: SETTINGS.metrics, embeddings }).alphas;
+    expect(result.embedder).toBe("letters-26");
+    expect(new Set(embedded)).toEqual(new Set([FULL, ...ANSWERS].filter((t, i, all) => all.indexOf(t) === i)));
+    expect(result.attribution!.metrics).toEqual([
+      AttributionMetric.ATTRIBUTION_METRIC_COSINE,
+      AttributionMetric.ATTRIBUTION_METRIC_JACCARD,
+      AttributionMetric.ATTRIBUTION_METRIC_ROUGE1,
+      AttributionMetric.ATTRIBUTION_METRIC_ROUGE2,
+      AttributionMetric.ATTRIBUTION_METRIC_ROUGE_L,
+      AttributionMetric.ATTRIBUTION_METRIC_ROUGE_LSUM,
+    ]);
+    result.attribution!.rows.forEach((row, j) => row.scores.forEach((s, k) => expect(s.alpha).toBe(expected[SETTINGS.metrics[k]!]![j])));
+    expect(1 - cosineSimilarity(vectorOf(FULL), vectorOf(ANSWERS[1]!))).toBeCloseTo(result.attribution!.rows[1]!.scores[0]!.alpha, 12);
+    const core = selectChunkSets({ sets: [0, 1, 2].map((i) => ({ id: String(i), tokens: 50 })), metrics: SETTINGS.metrics, alphas: expected }, { tau: 0.05, minVotes: 3, epsilon: 0.01 });
+    const keptIds = [...core.kept].sort((a, b) => a - b).map((i) => ["doc#0-0", "doc#2-2", "doc#7-7"][i]);
+    expect(result.selection!.selectedSetIds).toEqual(keptIds);
+    expect(result.selection!.sets.map((s) => s.decision === SelectionDecision.SELECTION_DECISION_KEPT)).toEqual([0, 1, 2].map((i) => core.kept.includes(i)));
+    // The set whose removal changed nothing (answer 1 = A_full) is not kept.
+    expect(result.selection!.selectedSetIds).not.toContain("doc#2-2");
+  });
+
+  it("selector - the gap between kept chunks at most max_gap apart is fetched from the index; an unreadable gap stays open with a warning", async () => {
+    // α from a table (as a coalition method would give it): the first two sets are above the elbow.
+    const rows = ["doc#0-0", "doc#2-2", "doc#7-7"].map((setId, j) => ({ setIndex: j, setId, scores: settingsToProto(SETTINGS).metrics.map((metric) => ({ metric, alpha: [0.9, 0.8, 0.1][j]! })) }));
+    const given = request({ answers: [], attribution: { method: 1, metrics: settingsToProto(SETTINGS).metrics, rows, evaluations: 4 }, params: settingsToProto({ ...SETTINGS, minVotes: 1, tau: 0.01 }) });
+    const { deps, calls } = fakeIndex();
+    const result = await selectSets(given, deps, signal);
+    expect(result.selection!.selectedSetIds).toEqual(["doc#0-0", "doc#2-2"]);
+    expect(calls.map((c) => c.ranges)).toEqual([[{ docId: "doc", firstOrdinal: 1, lastOrdinal: 1 }]]); // kept ordinals 0 and 2: fetch 1
+    expect(result.gapFill!.gaps).toEqual([{ range: { docId: "doc", firstOrdinal: 1, lastOrdinal: 1 }, beforeSetId: "doc#0-0", afterSetId: "doc#2-2", addedChunkIds: ["doc#1"] }]);
+    expect(result.gapFill!.addedChunks.map((c) => c.text)).toEqual(["gap chunk 1"]);
+    expect(result.attribution!.evaluations).toBe(4);
+    expect(result.embedder).toBe(""); // nothing was embedded
+
+    const open = await selectSets(given, fakeIndex([1]).deps, signal);
+    expect(open.gapFill!.gaps).toEqual([]);
+    expect(open.warnings).toContain("gap fill: chunks 1..1 of doc are no longer in the store (the document changed); the gap was left open");
+  });
+
+  it("selector - min_votes above the metric count is capped with a warning; malformed requests are INVALID_ARGUMENT", async () => {
+    const capped = await selectSets(request({ params: settingsToProto({ ...SETTINGS, metrics: ["jaccard", "rouge1"], minVotes: 3 }) }), fakeIndex().deps, signal);
+    expect(capped.warnings).toContain("min_votes 3 is more than the 2 metrics; used 2");
+    const cases: [Partial<SelectionRequest>, RegExp][] = [
+      [{ params: undefined }, /params is missing/],
+      [{ params: { ...settingsToProto(SETTINGS), metrics: [] } }, /params\.metrics is empty/],
+      [{ sets: [] }, /sets is empty/],
+      [{ answers: ANSWERS.slice(0, 2).map((text, i) => ({ setIndex: i, setId: "x", text })) }, /2 answers for 3 sets/],
+      [{ params: { ...settingsToProto(SETTINGS), metrics: [99 as AttributionMetric] } }, /99 is not an occlusion metric/],
+    ];
+    for (const [overrides, message] of cases) {
+      const err = await selectSets(request(overrides), fakeIndex().deps, signal).catch((e: unknown) => e);
+      expect(err, String(message)).toBeInstanceOf(ServiceError);
+      expect((err as ServiceError).code).toBe(status.INVALID_ARGUMENT);
+      expect((err as ServiceError).message).toMatch(message);
+    }
+  });
+});

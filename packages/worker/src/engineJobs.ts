@@ -1,0 +1,15 @@
+import type { GenerationJob, GenerationResult, JobProgress, OcclusionJob, OcclusionResult } from "@attr-rag/contracts";
+
+/** Progress of a running job, in order: A_full (or answer) deltas, then occluded generations finished. */
+export type ProgressListener = (progress: JobProgress) => void;
+
+/**
+ * The engine as the pipeline sees it: protobuf jobs in, protobuf results out, progress as it happens. The
+ * in-process implementation runs them on this process's engine; the NATS one sends them to workers, which
+ * run the very same code (runOcclusionJob, runGenerationJob). A job that cannot be done rejects with a
+ * JobFailure; a cancelled one (signal) with the engine's AbortError.
+ */
+export interface EngineJobs {
+  occlude(job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal): Promise<OcclusionResult>;
+  generate(job: GenerationJob, onProgress: ProgressListener, signal: AbortSignal): Promise<GenerationResult>;
+}

@@ -1,0 +1,11 @@
+// Public API of @attr-rag/worker. Siblings import only from here.
+export { JobFailure, invalidJob, jobTooLarge } from "./jobFailure.js";
+export type { EngineJobs, ProgressListener } from "./engineJobs.js";
+export { LocalEngine } from "./localEngine.js";
+export { runOcclusionJob } from "./runOcclusionJob.js";
+export { runGenerationJob } from "./runGenerationJob.js";
+export { generationOptions, strategyOf, strategyToProto } from "./generationOptions.js";
+export { addCounters, countNearTies, generationCounters, NEAR_TIE_MARGIN, occlusionCounters } from "./counters.js";
+export { closingDelta, finishReasonOf } from "./closingDelta.js";
+export { answerToProto, divergence } from "./answers.js";
+export { jobPrompt, occlusionSetsThatFit, setsThatFit } from "./jobPrompt.js";

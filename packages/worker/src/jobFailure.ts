@@ -1,0 +1,28 @@
+import { JobErrorCode, type JobError } from "@attr-rag/contracts";
+
+/**
+ * A job that cannot be done, with the cause a caller can act on: thrown by the job runners in-process and
+ * carried as JobError in a result over NATS, so both transports fail the same way with the same message.
+ */
+export class JobFailure extends Error {
+  override name = "JobFailure";
+  constructor(
+    readonly code: JobErrorCode,
+    message: string,
+    readonly retryable = false,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  toProto(): JobError {
+    return { code: this.code, message: this.message, retryable: this.retryable };
+  }
+
+  static fromProto(error: JobError): JobFailure {
+    return new JobFailure(error.code, error.message, error.retryable);
+  }
+}
+
+export const invalidJob = (message: string) => new JobFailure(JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT, message);
+export const jobTooLarge = (message: string) => new JobFailure(JobErrorCode.JOB_ERROR_CODE_RESOURCE_EXHAUSTED, message);

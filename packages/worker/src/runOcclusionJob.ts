@@ -1,0 +1,104 @@
+// Steps 4-5 of the pipeline as one engine job: A_full and every A_-j in one occlusion call (so the
+// strategies' prefix sharing applies), streamed as JobProgress. The same function runs in the gateway's
+// process (embedded) and in `attr-rag worker` (distributed).
+import { FinishReason, type AnswerDelta, type JobProgress, type OcclusionJob, type OcclusionProgress, type OcclusionResult } from "@attr-rag/contracts";
+import { TextDeltas, type EngineContext, type OcclusionResult as EngineResult } from "@attr-rag/engine";
+import { answerToProto, divergence } from "./answers.js";
+import { closingDelta } from "./closingDelta.js";
+import { occlusionCounters } from "./counters.js";
+import type { ProgressListener } from "./engineJobs.js";
+import { generationOptions } from "./generationOptions.js";
+import { invalidJob, jobTooLarge } from "./jobFailure.js";
+import { jobPrompt, occlusionSetsThatFit } from "./jobPrompt.js";
+
+export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal, workerId = "local"): Promise<OcclusionResult> {
+  const model = ctx.model;
+  const { maxTokens, strategy } = generationOptions(job.generation);
+  const prompt = jobPrompt(model, job);
+  let tokens = prompt.tokens;
+  let setIds = prompt.setIds;
+  const all = tokens.blocks.length;
+  if (all === 0) throw invalidJob("the job has no context sets to occlude");
+  if (job.occludeSetIndices.length > 0) throw invalidJob("occlude_set_indices is not supported: every set is occluded");
+  const fit = occlusionSetsThatFit(ctx, tokens, maxTokens, strategy);
+  if (fit < all && !job.dropSetsThatDoNotFit) {
+    throw jobTooLarge(
+      `only the first ${fit} of ${all} sets fit one sequence of the generator context (${ctx.info.sequenceCells} tokens with the answer); ` +
+        "send fewer or shorter sets, fewer max tokens, or raise the server's contextSize",
+    );
+  }
+  if (fit < all) {
+    tokens = { prefix: tokens.prefix, blocks: tokens.blocks.slice(0, fit), suffix: tokens.suffix };
+    setIds = setIds.slice(0, fit);
+  }
+  const givenFull =
+    job.fullAnswerText !== undefined
+      ? { tokens: model.tokenize(job.fullAnswerText, { addSpecial: false, parseSpecial: false }), endedWithEog: true }
+      : job.fullAnswerTokens !== undefined
+        ? { tokens: Int32Array.from(job.fullAnswerTokens.ids), endedWithEog: true }
+        : undefined;
+
+  let sequence = 0;
+  const emit = (progress: JobProgress["progress"]) => onProgress({ jobId: job.jobId, sequence: sequence++, progress, workerId, attempt: 0 });
+  const emitDelta = (value: AnswerDelta) => emit({ $case: "answerDelta", value });
+  const emitCount = (value: OcclusionProgress) => emit({ $case: "occlusion", value });
+  const deltas = new TextDeltas(model);
+  // A_full's deltas come first, then occlusion progress (the documented event order). Every strategy finishes
+  // A_full before it reports the first occluded answer (naive and speculative generate it first, prefix-shared
+  // decodes it in the first wave and reports after the wave), so that report closes A_full.
+  let fullClosed = givenFull !== undefined;
+  let done = 0;
+  // Native progress can trail the result (or a failure); nothing may be emitted once the job has moved on.
+  let closed = false;
+  const started = performance.now();
+  let result: EngineResult;
+  try {
+    result = await ctx.occlude({
+      segments: tokens,
+      maxTokens,
+      strategy,
+      signal,
+      ...(givenFull ? { givenFull } : {}),
+      onFullToken: (token) => {
+        if (closed || fullClosed) return;
+        const text = deltas.push(token);
+        if (text !== "") emitDelta({ text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
+      },
+      onSequenceDone: () => {
+        if (closed) return;
+        if (!fullClosed) {
+          fullClosed = true;
+          emitDelta({ text: deltas.rest(), finishReason: deltas.tokenCount >= maxTokens ? FinishReason.FINISH_REASON_LENGTH : FinishReason.FINISH_REASON_STOP });
+        }
+        emitCount({ done: ++done, total: setIds.length, finished: [] });
+      },
+    });
+  } finally {
+    closed = true;
+  }
+  const wallMs = performance.now() - started;
+  const full = answerToProto(result.full);
+  // Progress that trailed the result was dropped above: close A_full and finish the count now, so the
+  // stream is whole before the result.
+  if (!fullClosed) emitDelta(closingDelta(full, deltas.emitted));
+  while (done < setIds.length) emitCount({ done: ++done, total: setIds.length, finished: [] });
+
+  const initialAnswerMs = result.counters.prefillMs + result.counters.fullMs;
+  return {
+    jobId: job.jobId,
+    requestId: job.requestId,
+    workerId,
+    model: job.model ?? "",
+    fullAnswer: full,
+    occluded: result.occluded.map((a, j) => {
+      const diverged = divergence(a.tokens, result.full.tokens);
+      return { setIndex: j, setId: setIds[j]!, answer: answerToProto(a), ...(diverged !== undefined ? { divergedAt: diverged } : {}) };
+    }),
+    counters: occlusionCounters(result.counters, [result.full, ...result.occluded]),
+    setsUsed: setIds.length,
+    setTokens: tokens.blocks.map((b) => b.length),
+    sequenceCells: ctx.info.sequenceCells,
+    initialAnswerMs,
+    occlusionMs: Math.max(0, wallMs - initialAnswerMs),
+  };
+}

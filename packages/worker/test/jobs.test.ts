@@ -1,0 +1,137 @@
+import { EngineStrategy, FinishReason, JobErrorCode, type JobProgress, type OcclusionJob } from "@attr-rag/contracts";
+import { buildPromptSegments, RESERVED_CONTEXT_MARK } from "@attr-rag/core";
+import { defaultModelPath, Model, type EngineContext } from "@attr-rag/engine";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JobFailure } from "../src/jobFailure.js";
+import { runGenerationJob } from "../src/runGenerationJob.js";
+import { runOcclusionJob } from "../src/runOcclusionJob.js";
+
+const QUESTION = "What did Lily do?";
+const SETS = ["Lily went to the park with her dog.", "Tom found a red ball under the tree.", "The sun was warm and the birds sang.", "Mom made cookies for everyone."];
+const signal = new AbortController().signal;
+
+function occlusionJob(overrides: Partial<OcclusionJob> = {}): OcclusionJob {
+  return {
+    jobId: "job-1",
+    requestId: "req-1",
+    context: { question: QUESTION, sets: SETS.map((text, i) => ({ setId: `s${i}`, segment: { content: { $case: "text", value: text } } })) },
+    generation: { maxTokens: 16, strategy: EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED },
+    occludeSetIndices: [],
+    deadlineUnixMs: 0,
+    streamProgress: true,
+    dropSetsThatDoNotFit: false,
+    ...overrides,
+  };
+}
+
+async function failure(p: Promise<unknown>): Promise<JobFailure> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof JobFailure) return err;
+    throw err;
+  }
+  throw new Error("expected a JobFailure");
+}
+
+describe("engine jobs", () => {
+  let model: Model;
+  let ctx: EngineContext;
+  beforeAll(async () => {
+    model = await Model.load(defaultModelPath());
+    ctx = await model.createContext({ contextSize: 8192, sequences: 4, threads: 2 });
+  });
+  afterAll(async () => {
+    await model?.dispose();
+  });
+
+  it("worker jobs - an occlusion job streams A_full's deltas, then the counts, and returns what the engine's own occlusion gives", async () => {
+    const progress: JobProgress[] = [];
+    const result = await runOcclusionJob(ctx, occlusionJob(), (p) => progress.push(p), signal, "w1");
+    // The same prompt through the engine directly: same tokens for A_full and every A_-j.
+    const direct = await ctx.occlude({ segments: buildPromptSegments({ question: QUESTION, sets: SETS }, model.chatTemplate()), maxTokens: 16, strategy: "prefix-shared" });
+    expect(result.fullAnswer!.tokenIds).toEqual(Array.from(direct.full.tokens));
+    expect(result.occluded.map((o) => o.answer!.tokenIds)).toEqual(direct.occluded.map((o) => Array.from(o.tokens)));
+    expect(result.occluded.map((o) => [o.setIndex, o.setId])).toEqual(SETS.map((_, i) => [i, `s${i}`]));
+    expect(result).toMatchObject({ jobId: "job-1", requestId: "req-1", workerId: "w1", setsUsed: 4, sequenceCells: 2048 });
+    expect(result.setTokens).toHaveLength(4);
+    expect(result.counters!.sequences).toBe(5);
+    expect(result.counters!.tokensReused).toBeGreaterThan(0);
+
+    // Progress: sequence numbers 0..n-1; A_full's deltas first (they add up to it, the last says why it
+    // stopped), then one count per occluded answer.
+    expect(progress.map((p) => p.sequence)).toEqual(progress.map((_, i) => i));
+    expect(progress.every((p) => p.jobId === "job-1" && p.workerId === "w1")).toBe(true);
+    const deltas = progress.filter((p) => p.progress?.$case === "answerDelta").map((p) => (p.progress as { value: { text: string; finishReason: FinishReason } }).value);
+    const counts = progress.filter((p) => p.progress?.$case === "occlusion").map((p) => (p.progress as { value: { done: number; total: number } }).value);
+    expect(progress.findIndex((p) => p.progress?.$case === "occlusion")).toBe(deltas.length);
+    expect(deltas.map((d) => d.text).join("")).toBe(result.fullAnswer!.text);
+    expect(deltas.at(-1)!.finishReason).toBe(FinishReason.FINISH_REASON_LENGTH);
+    expect(deltas.slice(0, -1).every((d) => d.finishReason === FinishReason.FINISH_REASON_UNSPECIFIED)).toBe(true);
+    expect(counts).toEqual([1, 2, 3, 4].map((done) => ({ done, total: 4, finished: [] })));
+    expect(ctx.sequencesInUse()).toBe(0);
+  });
+
+  it("worker jobs - a given A_full is used, not generated, and its tokens are the reference", async () => {
+    const given = "Lily played with her dog all day.";
+    const progress: JobProgress[] = [];
+    const result = await runOcclusionJob(ctx, occlusionJob({ fullAnswerText: given }), (p) => progress.push(p), signal);
+    expect(result.fullAnswer!.tokenIds).toEqual(Array.from(model.tokenize(given)));
+    expect(progress.some((p) => p.progress?.$case === "answerDelta")).toBe(false);
+    expect(result.counters!.sequences).toBe(5);
+  });
+
+  it("worker jobs - sets that do not fit one sequence are dropped lowest-ranked first when allowed, else RESOURCE_EXHAUSTED", async () => {
+    const small = await model.createContext({ contextSize: 2048, sequences: 4 }); // 512 cells per sequence
+    try {
+      const long = Array.from({ length: 8 }, (_, i) => `${SETS[i % 4]} ${"And then they played again. ".repeat(4)}`);
+      const job = occlusionJob({ context: { question: QUESTION, sets: long.map((text, i) => ({ setId: `s${i}`, segment: { content: { $case: "text", value: text } } })) } });
+      const refused = await failure(runOcclusionJob(small, job, () => {}, signal));
+      expect(refused.code).toBe(JobErrorCode.JOB_ERROR_CODE_RESOURCE_EXHAUSTED);
+      expect(refused.message).toMatch(/^only the first \d of 8 sets fit one sequence of the generator context \(512 tokens with the answer\)/);
+      const dropped = await runOcclusionJob(small, { ...job, dropSetsThatDoNotFit: true }, () => {}, signal);
+      expect(dropped.setsUsed).toBeGreaterThan(0);
+      expect(dropped.setsUsed).toBeLessThan(8);
+      expect(dropped.occluded.map((o) => o.setId)).toEqual(long.slice(0, dropped.setsUsed).map((_, i) => `s${i}`));
+      expect(dropped.sequenceCells).toBe(512);
+    } finally {
+      await small.dispose();
+    }
+  });
+
+  it("worker jobs - malformed jobs fail with INVALID_ARGUMENT before the engine runs", async () => {
+    const textSets = occlusionJob().context!.sets;
+    const cases: [Partial<OcclusionJob>, RegExp][] = [
+      [{ context: undefined }, /exactly one of context and prompt/],
+      [{ prompt: { sets: [] } }, /exactly one of context and prompt/],
+      [{ context: { question: "   ", sets: textSets } }, /question is empty/],
+      [{ context: { question: QUESTION, sets: [] } }, /no context sets/],
+      [{ context: { question: `a ${RESERVED_CONTEXT_MARK} b`, sets: textSets } }, /reserved marker/],
+      [{ generation: { maxTokens: 0, strategy: 0 } }, /max_tokens must be a positive integer/],
+      [{ generation: { maxTokens: 8, strategy: 42 as EngineStrategy } }, /not a defined EngineStrategy/],
+      [{ occludeSetIndices: [1] }, /occlude_set_indices is not supported/],
+    ];
+    for (const [overrides, message] of cases) {
+      const err = await failure(runOcclusionJob(ctx, occlusionJob(overrides), () => {}, signal));
+      expect(err.code, String(message)).toBe(JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT);
+      expect(err.message).toMatch(message);
+    }
+    expect(ctx.sequencesInUse()).toBe(0);
+  });
+
+  it("worker jobs - a generation job answers from its blocks laid out as attribution lays them out; its deltas add up", async () => {
+    const progress: JobProgress[] = [];
+    const job = { jobId: "g1", requestId: "r", context: occlusionJob().context, generation: { maxTokens: 12, strategy: 0 }, deadlineUnixMs: 0, streamProgress: true };
+    const result = await runGenerationJob(ctx, job, (p) => progress.push(p), signal);
+    const tokens = model.tokenizeSegments(buildPromptSegments({ question: QUESTION, sets: SETS }, model.chatTemplate()));
+    const direct = ctx.generate(Int32Array.from([...tokens.prefix, ...tokens.blocks.flatMap((b) => [...b]), ...tokens.suffix]), { maxTokens: 12 });
+    let step = await direct.next();
+    while (!step.done) step = await direct.next();
+    expect(result.answer!.tokenIds).toEqual(Array.from(step.value.tokens));
+    const deltas = progress.map((p) => (p.progress as { value: { text: string; finishReason: FinishReason } }).value);
+    expect(deltas.map((d) => d.text).join("")).toBe(result.answer!.text);
+    expect(deltas.at(-1)!.finishReason).toBe(FinishReason.FINISH_REASON_LENGTH);
+    expect(result).toMatchObject({ setsUsed: 4, sequenceCells: 2048 });
+    expect(result.counters!.decodeSteps).toBe(12);
+  });
+});
