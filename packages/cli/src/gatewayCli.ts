@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { CONFIG_KEYS, ConfigError, flagName, loadConfig, type GatewayConfig } from "@attr-rag/gateway";
 import { EngineArgumentError, ModelLoadError } from "@attr-rag/engine";
 import { ServiceError } from "@attr-rag/index";
+import { NatsConnectError } from "@attr-rag/nats";
 import { CliError } from "./cliError.js";
 import { storeErrorToCli } from "./storeCli.js";
 
@@ -33,7 +34,7 @@ const USAGE_CODES = new Set<number>([status.INVALID_ARGUMENT, status.NOT_FOUND, 
 /** Pipeline errors as CLI errors: what the user can fix by changing the command exits 2, the rest 1. */
 export function gatewayErrorToCli(err: unknown): unknown {
   if (err instanceof ServiceError) return new CliError(err.message, USAGE_CODES.has(err.code) ? 2 : 1, { cause: err });
-  if (err instanceof ConfigError || err instanceof ModelLoadError || err instanceof EngineArgumentError) return new CliError(err.message, 2, { cause: err });
+  if (err instanceof ConfigError || err instanceof ModelLoadError || err instanceof EngineArgumentError || err instanceof NatsConnectError) return new CliError(err.message, 2, { cause: err });
   return storeErrorToCli(err);
 }
 

@@ -9,6 +9,8 @@ import { registerIndexServeCommand } from "./commands/indexServe.js";
 import { registerAskCommand } from "./commands/ask.js";
 import { registerServeCommand } from "./commands/serve.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerSelectorCommand } from "./commands/selector.js";
+import { registerWorkerCommand } from "./commands/worker.js";
 
 export const VERSION = "0.1.0";
 
@@ -30,5 +32,7 @@ export function createProgram(): Command {
   registerAskCommand(program);
   registerServeCommand(program);
   registerDemoCommand(program);
+  registerWorkerCommand(program);
+  registerSelectorCommand(program);
   return program;
 }

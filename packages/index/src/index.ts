@@ -55,6 +55,8 @@ export {
   type StartIndexServerOptions,
 } from "./service/index.js";
 export { SCHEMA_VERSION } from "./sqlite/migrations.js";
+export { serveIndexOverNats } from "./nats/indexOverNats.js";
+export { NatsIndex } from "./nats/natsIndex.js";
 export { DEFAULT_EMBED_BATCH_SIZE, DEFAULT_SAVE_EVERY } from "./store/validateOpenOptions.js";
 export type {
   DocumentInput,

@@ -4,3 +4,5 @@ export { ConnectionWatch } from "./connectionWatch.js";
 export { natsServerAvailable, startNatsServer, type NatsServer, type NatsServerOptions } from "./natsServer.js";
 export { DEFAULT_JOB_QUEUE, ensureJobStreams, ensureWorkerConsumer, workerConsumerConfig, type JobQueueSettings } from "./jobStreams.js";
 export { Code, RemoteError, requestProto, serveService, type EndpointHandler, type ProtoCodec, type RequestOptions } from "./protoRpc.js";
+export type { Service } from "@nats-io/services";
+export type { NatsConnection } from "@nats-io/transport-node";

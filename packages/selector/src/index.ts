@@ -4,3 +4,5 @@ export { LocalSelector, type SelectorBackend, type SelectorDeps } from "./select
 export { settingsFromProto, settingsToProto, type SelectionSettings } from "./selectionSettings.js";
 export { metricFromProto, metricToProto } from "./protoNames.js";
 export { fillKeptGaps, type GetChunksFn } from "./gapFill.js";
+export { serveSelectorOverNats } from "./nats/selectorOverNats.js";
+export { NatsSelector } from "./nats/natsSelector.js";

@@ -9,3 +9,6 @@ export { addCounters, countNearTies, generationCounters, NEAR_TIE_MARGIN, occlus
 export { closingDelta, finishReasonOf } from "./closingDelta.js";
 export { answerToProto, divergence } from "./answers.js";
 export { jobPrompt, occlusionSetsThatFit, setsThatFit } from "./jobPrompt.js";
+export { modelIdOf } from "./modelId.js";
+export { startWorker, type RunningWorker, type WorkerOptions } from "./nats/workerService.js";
+export { NatsEngine } from "./nats/natsEngine.js";

@@ -1,10 +1,12 @@
 import type { Command } from "commander";
-import { ChunkStore, startIndexServer, StoreNotFoundError, type Embedder, type IndexServerHandle } from "@attr-rag/index";
+import { ChunkStore, LocalIndex, serveIndexOverNats, startIndexServer, StoreNotFoundError, type Embedder, type IndexServerHandle } from "@attr-rag/index";
+import type { NatsConnection, Service } from "@attr-rag/nats";
 import { CliError } from "../cliError.js";
+import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
 import { parsePort, untilSignal } from "../serverCli.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
-interface IndexServeOptions {
+interface IndexServeOptions extends NatsFlags {
   store: string;
   host: string;
   port: string;
@@ -21,7 +23,7 @@ export function registerIndexServeCommand(program: Command): void {
   const group =
     program.commands.find((c) => c.name() === "index") ??
     program.command("index").summary("index commands (serve the store over gRPC)").description("Commands that work on one index store.");
-  group
+  const serve = group
     .command("serve")
     .summary("serve a store as the gRPC IndexService")
     .description(
@@ -30,43 +32,56 @@ export function registerIndexServeCommand(program: Command): void {
         "in --store with insecure credentials, prints `listening on HOST:PORT` once it accepts calls, and runs until",
         "SIGINT or SIGTERM; it then lets running calls finish (up to 5 s), saves the vectors and closes the store.",
         "The embedder embeds ingested documents and queries and must be the one that built the store.",
+        "With --nats it also answers the same operations on NATS (the attr-rag-index service, in its queue group),",
+        "for the distributed gateway and the selector.",
       ].join("\n"),
     )
     .requiredOption("--store <dir>", "store directory (made by attr-rag ingest, or with --create)")
     .option("--host <host>", "address to bind", "127.0.0.1")
     .option("--port <n>", "port to bind, 0 for a free one", "50051")
     .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match the store's)", "use-lite")
-    .option("--create", "create an empty store when --store has none")
-    .action(async (o: IndexServeOptions) => {
-      const port = parsePort(o.port);
-      if (o.host.trim() === "") throw new CliError("--host is empty");
-      const embedder: Embedder = await startEmbedder(o.embedder);
-      let server: IndexServerHandle | undefined;
-      let store: ChunkStore | undefined;
-      try {
-        store = await ChunkStore.open(o.store, {
-          create: o.create ?? false,
-          embedder: { id: embedder.id, dimensions: embedder.dimensions },
-          embed: (texts) => embedder.embed(texts),
-        }).catch((err: unknown) => {
-          if (err instanceof StoreNotFoundError) {
-            throw new CliError(`no store at ${o.store}; build one with \`attr-rag ingest --store ${o.store} FILE...\`, or add --create to serve an empty one`, 2, { cause: err });
-          }
-          throw storeErrorToCli(err);
-        });
-        server = await startIndexServer({ store, embedder, host: o.host, port }).catch((err: unknown) => {
-          throw new CliError((err as Error).message, 1, { cause: err });
-        });
-        const stopped = untilSignal();
-        process.stdout.write(`listening on ${server.address}\n`);
-        const signal = await stopped;
-        process.stderr.write(`attr-rag: ${signal}: stopping the index server\n`);
-        await server.close();
-        process.stderr.write(`attr-rag: stopped; store ${store.path} closed\n`);
-      } finally {
-        await server?.close();
-        await store?.close();
-        await embedder.dispose();
+    .option("--create", "create an empty store when --store has none");
+  addNatsOptions(serve, false).action(async (o: IndexServeOptions) => {
+    const port = parsePort(o.port);
+    if (o.host.trim() === "") throw new CliError("--host is empty");
+    const embedder: Embedder = await startEmbedder(o.embedder);
+    let server: IndexServerHandle | undefined;
+    let store: ChunkStore | undefined;
+    let nc: NatsConnection | undefined;
+    let natsService: Service | undefined;
+    try {
+      store = await ChunkStore.open(o.store, {
+        create: o.create ?? false,
+        embedder: { id: embedder.id, dimensions: embedder.dimensions },
+        embed: (texts) => embedder.embed(texts),
+      }).catch((err: unknown) => {
+        if (err instanceof StoreNotFoundError) {
+          throw new CliError(`no store at ${o.store}; build one with \`attr-rag ingest --store ${o.store} FILE...\`, or add --create to serve an empty one`, 2, { cause: err });
+        }
+        throw storeErrorToCli(err);
+      });
+      server = await startIndexServer({ store, embedder, host: o.host, port }).catch((err: unknown) => {
+        throw new CliError((err as Error).message, 1, { cause: err });
+      });
+      const nats = natsOptions(o, `attr-rag-index-${process.pid}`);
+      if (nats !== undefined) {
+        nc = await connectNatsCli(nats);
+        natsService = await serveIndexOverNats(nc, new LocalIndex(store, embedder).context);
+        process.stderr.write(`attr-rag: serving the index on NATS at ${nats.url}\n`);
       }
-    });
+      const stopped = untilSignal();
+      process.stdout.write(`listening on ${server.address}\n`);
+      const signal = await stopped;
+      process.stderr.write(`attr-rag: ${signal}: stopping the index server\n`);
+      await natsService?.stop();
+      await nc?.drain().catch(() => nc?.close());
+      await server.close();
+      process.stderr.write(`attr-rag: stopped; store ${store.path} closed\n`);
+    } finally {
+      await nc?.close().catch(() => {});
+      await server?.close();
+      await store?.close();
+      await embedder.dispose();
+    }
+  });
 }

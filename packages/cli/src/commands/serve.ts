@@ -14,7 +14,9 @@ export function registerServeCommand(program: Command): void {
     .description(
       [
         "Serves attr_rag.v1.AttrRagService (Ask, Attribute), attr_rag.v1.IndexService over the same store,",
-        "grpc.health.v1.Health and server reflection on one port. Prints `listening on HOST:PORT` once it accepts",
+        "grpc.health.v1.Health and server reflection on one port. With --nats (distributed mode) there is no store",
+        "or model here: retrieval, the engine and selection go over NATS to `attr-rag index serve --nats`,",
+        "`attr-rag worker` and `attr-rag selector`. Prints `listening on HOST:PORT` once it accepts",
         "calls; on SIGINT/SIGTERM it reports NOT_SERVING, lets running calls finish (up to 5 s) and closes everything.",
         "Every setting can also come from --config FILE or ATTR_RAG_* environment variables (see the README).",
       ].join("\n"),
@@ -35,7 +37,7 @@ export function registerServeCommand(program: Command): void {
       });
       const stopped = untilSignal();
       process.stderr.write(
-        `attr-rag: serving ${config.store} with ${config.model}` +
+        `attr-rag: serving ${config.nats !== undefined ? `over NATS at ${config.nats} (model ${config.model})` : `${config.store} with ${config.model}`}` +
           `${server.tls ? " over TLS" : ""}${config.authToken !== undefined ? " (bearer token required)" : ""}; ` +
           `at most ${config.maxConcurrentAsks} asks at once, ${config.maxQueuedAsks} queued\n`,
       );

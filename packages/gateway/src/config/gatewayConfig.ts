@@ -8,9 +8,9 @@ export type StrategyName = "naive" | "prefix-shared" | "speculative";
  * a config file, ATTR_RAG_* environment variables and command-line flags override it in that order.
  */
 export interface GatewayConfig {
-  /** Chunk store directory (made by `attr-rag ingest`). */
+  /** Chunk store directory (made by `attr-rag ingest`); embedded mode only. */
   store: string;
-  /** Generator GGUF. */
+  /** Generator GGUF (embedded), or the model id the workers serve (distributed, with `nats`). */
   model: string;
   /** Query/fallback-rerank embedder; must be the store's. "use-lite" or "gguf:PATH". */
   embedder: string;
@@ -56,6 +56,15 @@ export interface GatewayConfig {
   /** PEM certificate chain and key: serve TLS instead of plaintext. */
   tlsCert?: string;
   tlsKey?: string;
+  /** Distributed mode: the NATS server(s) where the index, the workers and the selector are. */
+  nats?: string;
+  /** NATS credentials and TLS (distributed mode). */
+  natsCreds?: string;
+  natsUser?: string;
+  natsPass?: string;
+  natsToken?: string;
+  natsNkey?: string;
+  natsTlsCa?: string;
 }
 
 export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ATTRIBUTION_METRICS, isAttributionMetric } from "@attr-rag/core";
+import { isSubjectToken } from "@attr-rag/contracts";
 import { MAX_QUERY_CHARS } from "@attr-rag/index";
 import { ConfigError } from "./ConfigError.js";
 import { DEFAULT_CONFIG, type GatewayConfig } from "./gatewayConfig.js";
@@ -14,8 +15,8 @@ type Kind = { help: string } & (
 
 /** Every configurable key, its kind and range: the single source for file, env and flag parsing. */
 export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
-  store: { type: "string", help: "chunk store directory (made by attr-rag ingest)" },
-  model: { type: "string", help: "generator GGUF: a path or a model-cache name (attr-rag models list)" },
+  store: { type: "string", help: "chunk store directory (made by attr-rag ingest); embedded mode only" },
+  model: { type: "string", help: "generator GGUF: a path or a model-cache name (attr-rag models list); with nats: the model id the workers serve" },
   embedder: { type: "string", help: "query embedder, must be the store's: use-lite | gguf:PATH" },
   reranker: { type: "string", help: "GGUF cross-encoder for re-ranking (path or cache name); unset = bi-encoder fallback" },
   k: { type: "int", min: 1, max: 10_000, help: "chunks retrieved per question" },
@@ -43,6 +44,13 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   authToken: { type: "string", help: "require `authorization: Bearer TOKEN` on AttrRagService and IndexService calls" },
   tlsCert: { type: "string", help: "PEM certificate chain: serve TLS (with tlsKey)" },
   tlsKey: { type: "string", help: "PEM private key for tlsCert" },
+  nats: { type: "string", help: "distributed mode: NATS URL(s); retrieval, engine and selection go over NATS (no store or model file here)" },
+  natsCreds: { type: "string", help: "NATS .creds file (JWT and nkey seed)" },
+  natsUser: { type: "string", help: "NATS user (with natsPass)" },
+  natsPass: { type: "string", help: "NATS password" },
+  natsToken: { type: "string", help: "NATS token" },
+  natsNkey: { type: "string", help: "file holding a NATS nkey seed" },
+  natsTlsCa: { type: "string", help: "PEM CA certificate: connect to NATS with TLS" },
 };
 
 /** `maxTokens` → `ATTR_RAG_MAX_TOKENS`. */
@@ -72,10 +80,20 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
   for (const [key, value] of Object.entries(sources.overrides ?? {})) {
     if (value !== undefined) merged[key] = parseValue(key, value, `option --${flagName(key)}`);
   }
-  for (const key of ["store", "model"] as const) {
+  const distributed = merged.nats !== undefined;
+  for (const key of distributed ? (["model"] as const) : (["store", "model"] as const)) {
     if (typeof merged[key] !== "string" || merged[key] === "") {
-      throw new ConfigError(`no ${key} configured: pass --${key}, set ${envName(key)}, or put "${key}" in the config file`);
+      throw new ConfigError(
+        distributed
+          ? `no model configured: pass --model with the model id the workers serve (their --model-id), set ${envName(key)}, or put "model" in the config file`
+          : `no ${key} configured: pass --${key}, set ${envName(key)}, or put "${key}" in the config file`,
+      );
     }
+  }
+  if (distributed) {
+    if (merged.store !== undefined) throw new ConfigError("store is for embedded mode; with nats the index service (attr-rag index serve --nats) holds the store: drop --store");
+    if (!isSubjectToken(merged.model as string)) throw new ConfigError(`with nats, model is the model id the workers serve (e.g. stories260K), not a path: got "${String(merged.model)}"`);
+    if (merged.reranker !== undefined) throw new ConfigError("a GGUF re-ranker is not available in distributed mode yet; drop --reranker (sets are re-ranked by the store's bi-encoder)");
   }
   const config = merged as unknown as GatewayConfig;
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) throw new ConfigError("TLS needs both tlsCert and tlsKey (PEM files)");

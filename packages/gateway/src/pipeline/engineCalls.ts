@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { status } from "@grpc/grpc-js";
 import { JobErrorCode, type JobProgress } from "@attr-rag/contracts";
 import { ServiceError } from "@attr-rag/index";
+import { RemoteError } from "@attr-rag/nats";
 import { JobFailure } from "@attr-rag/worker";
 
 /** A job id: unique, a NATS subject token, and the JetStream de-duplication key of the job. */
@@ -32,12 +33,13 @@ const STATUS: Record<JobErrorCode, status> = {
   [JobErrorCode.UNRECOGNIZED]: status.INTERNAL,
 };
 
-/** Runs an engine call; a JobFailure becomes the ServiceError the client sees, anything else passes. */
+/** Runs an engine call; a failed job (or an unreachable queue) becomes the ServiceError the client sees. */
 export async function engineCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
     if (err instanceof JobFailure) throw new ServiceError(STATUS[err.code] ?? status.INTERNAL, err.message, { cause: err });
+    if (err instanceof RemoteError) throw new ServiceError(err.code, err.message, { cause: err });
     throw err;
   }
 }

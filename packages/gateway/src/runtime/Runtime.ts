@@ -1,8 +1,8 @@
-import { basename } from "node:path";
 import { EngineContext, Model, resolveModel } from "@attr-rag/engine";
-import { ChunkStore, createEmbedder, LocalIndex, type Embedder } from "@attr-rag/index";
-import { LocalSelector } from "@attr-rag/selector";
-import { LocalEngine } from "@attr-rag/worker";
+import { ChunkStore, createEmbedder, LocalIndex, NatsIndex, type Embedder } from "@attr-rag/index";
+import { connectNats, ConnectionWatch, type NatsConnection } from "@attr-rag/nats";
+import { LocalSelector, NatsSelector } from "@attr-rag/selector";
+import { LocalEngine, modelIdOf, NatsEngine } from "@attr-rag/worker";
 import type { Backends } from "../backends/Backends.js";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
 
@@ -13,35 +13,34 @@ export interface Reranker {
   readonly context: EngineContext;
 }
 
+/** What an embedded runtime holds open in this process. */
+export interface LocalResources {
+  readonly store: ChunkStore;
+  readonly embedder: Embedder;
+  readonly model: Model;
+  readonly generator: EngineContext;
+  readonly reranker: Reranker | undefined;
+}
+
 /**
- * The open resources one pipeline runs on, embedded: the store, its embedder, the generator and an optional
- * re-ranker, and the in-process backends over them. Opened once per process (server or CLI), shared by every
- * request, disposed once.
+ * What one pipeline runs on, opened once per process (server or CLI), shared by every request, disposed
+ * once. Embedded (`open`): the store, its embedder, the generator and an optional re-ranker in this process,
+ * behind in-process backends. Distributed (`connect`): a NATS connection behind NATS backends, and nothing
+ * local. The pipeline sees only `backends`.
  */
 export class Runtime implements AsyncDisposable {
   #disposed?: Promise<void>;
-  readonly backends: Backends;
 
   private constructor(
     readonly config: GatewayConfig,
-    readonly store: ChunkStore,
-    readonly embedder: Embedder,
-    readonly model: Model,
-    readonly generator: EngineContext,
-    readonly reranker: Reranker | undefined,
-  ) {
-    const index = new LocalIndex(store, embedder);
-    this.backends = {
-      index,
-      engine: new LocalEngine(generator),
-      selector: new LocalSelector(index),
-      modelId: basename(model.info.path).replace(/\.gguf$/i, ""),
-      ...(reranker !== undefined ? { reranker: { id: reranker.id, rerank: (question, texts, signal) => reranker.context.rerank(question, texts, { truncate: true, signal }) } } : {}),
-    };
-  }
+    readonly backends: Backends,
+    readonly local: LocalResources | undefined,
+    readonly nats: { readonly connection: NatsConnection; readonly watch: ConnectionWatch } | undefined,
+  ) {}
 
-  /** Opens everything the config names; on failure whatever was opened is closed again. */
+  /** Embedded: opens everything the config names; on failure whatever was opened is closed again. */
   static async open(config: GatewayConfig, log: (line: string) => void = () => {}): Promise<Runtime> {
+    if (config.nats !== undefined) return Runtime.connect(config, log);
     const opened: AsyncDisposable[] = [];
     try {
       log(`opening store ${config.store}`);
@@ -72,21 +71,87 @@ export class Runtime implements AsyncDisposable {
         opened.push(context);
         reranker = { id: `gguf:${rerankModel.info.path.split("/").pop() ?? config.reranker}`, model: rerankModel, context };
       }
-      return new Runtime(config, store, embedder, model, generator, reranker);
+      const index = new LocalIndex(store, embedder);
+      const backends: Backends = {
+        index,
+        engine: new LocalEngine(generator),
+        selector: new LocalSelector(index),
+        modelId: modelIdOf(model.info.path),
+        ...(reranker !== undefined ? { reranker: { id: reranker.id, rerank: (question, texts, signal) => reranker.context.rerank(question, texts, { truncate: true, signal }) } } : {}),
+      };
+      return new Runtime(config, backends, { store, embedder, model, generator, reranker }, undefined);
     } catch (err) {
       for (const r of opened.reverse()) await Promise.resolve(r[Symbol.asyncDispose]()).catch(() => {});
       throw err;
     }
   }
 
+  /** Distributed: the index, the workers and the selector over NATS (config.nats); nothing opened here. */
+  static async connect(config: GatewayConfig, log: (line: string) => void = () => {}): Promise<Runtime> {
+    if (config.nats === undefined) throw new Error("Runtime.connect needs config.nats");
+    log(`connecting to NATS at ${config.nats}`);
+    const connection = await connectNats({
+      url: config.nats,
+      name: "attr-rag-gateway",
+      creds: config.natsCreds,
+      user: config.natsUser,
+      pass: config.natsPass,
+      token: config.natsToken,
+      nkey: config.natsNkey,
+      tlsCa: config.natsTlsCa,
+    });
+    try {
+      const watch = new ConnectionWatch(connection);
+      const backends: Backends = {
+        index: new NatsIndex(connection, watch),
+        engine: await NatsEngine.connect(connection, watch, { log }),
+        selector: new NatsSelector(connection, watch),
+        modelId: config.model,
+      };
+      return new Runtime(config, backends, undefined, { connection, watch });
+    } catch (err) {
+      await connection.close();
+      throw err;
+    }
+  }
+
+  get distributed(): boolean {
+    return this.local === undefined;
+  }
+
+  // The embedded resources, for the in-process IndexService and for tests; a distributed runtime has none.
+  get store(): ChunkStore {
+    return this.#local("store").store;
+  }
+  get embedder(): Embedder {
+    return this.#local("embedder").embedder;
+  }
+  get model(): Model {
+    return this.#local("model").model;
+  }
+  get generator(): EngineContext {
+    return this.#local("generator").generator;
+  }
+  get reranker(): Reranker | undefined {
+    return this.local?.reranker;
+  }
+
+  #local(what: string): LocalResources {
+    if (this.local === undefined) throw new Error(`a distributed runtime has no local ${what}; it is reached over NATS`);
+    return this.local;
+  }
+
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
-      await this.reranker?.context.dispose();
-      await this.reranker?.model.dispose();
-      await this.generator.dispose();
-      await this.model.dispose();
-      await this.store.close();
-      await this.embedder.dispose();
+      if (this.nats !== undefined) await this.nats.connection.drain().catch(() => this.nats!.connection.close());
+      const l = this.local;
+      if (l === undefined) return;
+      await l.reranker?.context.dispose();
+      await l.reranker?.model.dispose();
+      await l.generator.dispose();
+      await l.model.dispose();
+      await l.store.close();
+      await l.embedder.dispose();
     })();
     return this.#disposed;
   }

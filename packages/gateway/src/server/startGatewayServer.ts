@@ -52,17 +52,21 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   const admission = new Admission(config.maxConcurrentAsks, config.maxQueuedAsks);
   const ctx: ServerContext = { runtime, admission, log };
   server.addService(AttrRagServiceService, { ask: askHandler(ctx), attribute: attributeHandler(ctx) });
-  server.addService(IndexServiceService, withBearer(createIndexServiceImplementation(runtime.store, runtime.embedder, {}, log), config.authToken));
-  const health = new HealthImplementation({ "": "SERVING", [ATTR_RAG_SERVICE_NAME]: "SERVING", [INDEX_SERVICE_NAME]: "SERVING" });
+  // Embedded, the store is here and IndexService serves it too; distributed, the index service holds it.
+  const services = runtime.local !== undefined ? [ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME] : [ATTR_RAG_SERVICE_NAME];
+  if (runtime.local !== undefined) {
+    server.addService(IndexServiceService, withBearer(createIndexServiceImplementation(runtime.local.store, runtime.local.embedder, {}, log), config.authToken));
+  }
+  const health = new HealthImplementation(Object.fromEntries(["", ...services].map((name) => [name, "SERVING" as const])));
   health.addToServer(server);
-  addServerReflection(server, [ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME, HEALTH_SERVICE_NAME]);
+  addServerReflection(server, [...services, HEALTH_SERVICE_NAME]);
 
   const bound = await listen(server, host, port, credentials, "gateway");
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      for (const name of ["", ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME]) health.setStatus(name, "NOT_SERVING");
+      for (const name of ["", ...services]) health.setStatus(name, "NOT_SERVING");
       await shutdown(server, shutdownGraceMs);
       if (disposeRuntime) await runtime.dispose();
     })();

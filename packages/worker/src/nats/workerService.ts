@@ -1,0 +1,236 @@
+// `attr-rag worker`: pulls engine jobs for its model from the JetStream work queue (the durable consumer all
+// workers of that model share), runs them with the same runners as the embedded pipeline, publishes progress
+// and the one result, then acks. Long jobs say they are working, so a live worker's job is never redelivered;
+// a crashed worker's job is, after ack_wait. A cancel (or a passed deadline) abandons the job and frees its KV.
+import { jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream";
+import {
+  DeadLetter,
+  GenerationJob,
+  GenerationResult,
+  JobErrorCode,
+  JobProgress,
+  JOBS_STREAM,
+  OcclusionJob,
+  OcclusionResult,
+  deadLetterSubject,
+  jobCancelSubject,
+  jobProgressSubject,
+  jobResultSubject,
+  workerConsumer,
+  type JobError,
+  type JobKind,
+} from "@attr-rag/contracts";
+import { AbortError, type EngineContext } from "@attr-rag/engine";
+import { DEFAULT_JOB_QUEUE, ensureJobStreams, ensureWorkerConsumer, type JobQueueSettings, type NatsConnection } from "@attr-rag/nats";
+import { JobFailure } from "../jobFailure.js";
+import { runGenerationJob } from "../runGenerationJob.js";
+import { runOcclusionJob } from "../runOcclusionJob.js";
+
+export interface WorkerOptions {
+  readonly nc: NatsConnection;
+  readonly engine: EngineContext;
+  /** The model id this worker serves (a subject token): it only ever sees jobs for it. */
+  readonly modelId: string;
+  readonly workerId: string;
+  /** Jobs run at once (they share the engine context, which runs one at a time). Default 1. */
+  readonly concurrency?: number;
+  readonly queue?: JobQueueSettings;
+  /** How long a stop waits for running jobs before abandoning them (they are redelivered). Default 30 s. */
+  readonly stopGraceMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface RunningWorker {
+  /** Jobs finished (result published and acked). */
+  readonly completed: number;
+  /** Stop taking jobs, let running ones finish (up to the grace), nak the rest, then drain. */
+  stop(): Promise<void>;
+  /** Resolves when the worker has stopped (after stop(), or when the connection closed). */
+  readonly stopped: Promise<void>;
+}
+
+const encoder = { occlusion: OcclusionResult, generation: GenerationResult } as const;
+
+export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
+  const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const queue = o.queue ?? DEFAULT_JOB_QUEUE;
+  const jsm = await jetstreamManager(o.nc);
+  await ensureJobStreams(jsm, queue);
+  await ensureWorkerConsumer(jsm, o.modelId, queue);
+  const js = jetstream(o.nc);
+  const consumer = await js.consumers.get(JOBS_STREAM, workerConsumer(o.modelId));
+  const concurrency = o.concurrency ?? 1;
+  const running = new Map<JsMsg, AbortController>();
+  let completed = 0;
+  let stopping = false;
+  let slots = concurrency;
+  const freed: (() => void)[] = [];
+  let pulling: { close(): Promise<void | Error> } | undefined;
+
+  const handle = async (m: JsMsg) => {
+    const kind = m.subject.split(".")[3] as JobKind;
+    const headerId = m.headers?.get("Nats-Msg-Id") ?? "";
+    const attempt = m.info.deliveryCount;
+    const dead = (reason: string) =>
+      js.publish(deadLetterSubject(kind === "occlusion" || kind === "generation" ? kind : "unknown"), DeadLetter.encode({ jobId: headerId, subject: m.subject, deliveries: attempt, reason, payload: m.data }).finish(), {
+        msgID: `dead-${headerId || m.seq}`,
+      });
+    if (kind !== "occlusion" && kind !== "generation") {
+      log(`worker ${o.workerId}: ${m.subject}: ${kind} jobs are not served by this worker; moved to the dead letters`);
+      await dead(`unsupported job kind ${kind}`);
+      m.term(`unsupported job kind ${kind}`);
+      return;
+    }
+    let job: OcclusionJob | GenerationJob;
+    try {
+      job = kind === "occlusion" ? OcclusionJob.decode(m.data) : GenerationJob.decode(m.data);
+      if (job.jobId === "" || job.jobId !== headerId) throw new Error(`job_id ${JSON.stringify(job.jobId)} does not match the message id ${JSON.stringify(headerId)}`);
+    } catch (err) {
+      const reason = `undecodable ${kind} job: ${(err as Error).message}`;
+      log(`worker ${o.workerId}: ${reason}; moved to the dead letters`);
+      await dead(reason);
+      if (headerId !== "") publishError(headerId, kind, { code: JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT, message: `the worker could not read the job: ${reason}`, retryable: false });
+      m.term(reason);
+      return;
+    }
+    if (job.model !== undefined && job.model !== o.modelId) {
+      publishError(job.jobId, kind, { code: JobErrorCode.JOB_ERROR_CODE_MODEL_MISMATCH, message: `the job is for model ${job.model}; this worker serves ${o.modelId}`, retryable: false });
+      m.term("model mismatch");
+      return;
+    }
+
+    const abort = new AbortController();
+    running.set(m, abort);
+    let cause: "cancel" | "deadline" | undefined;
+    const cancelSub = o.nc.subscribe(jobCancelSubject(job.jobId), {
+      max: 1,
+      callback: () => {
+        cause ??= "cancel";
+        abort.abort(new AbortError("the job was cancelled by its caller"));
+      },
+    });
+    const untilDeadline = job.deadlineUnixMs > 0 ? Number(job.deadlineUnixMs) - Date.now() : Infinity;
+    const deadline = Number.isFinite(untilDeadline)
+      ? setTimeout(() => {
+          cause ??= "deadline";
+          abort.abort(new AbortError("the job's deadline passed"));
+        }, Math.max(0, untilDeadline))
+      : undefined;
+    const heartbeat = setInterval(() => m.working(), Math.max(100, Math.floor(queue.ackWaitMs / 3)));
+    log(`worker ${o.workerId}: running ${kind} job ${job.jobId} (attempt ${attempt}, request ${job.requestId || "-"})`);
+    const onProgress = (p: JobProgress) => {
+      if (job.streamProgress) o.nc.publish(jobProgressSubject(job.jobId), JobProgress.encode({ ...p, workerId: o.workerId, attempt }).finish());
+    };
+    try {
+      const result =
+        kind === "occlusion"
+          ? OcclusionResult.encode(await runOcclusionJob(o.engine, job as OcclusionJob, onProgress, abort.signal, o.workerId)).finish()
+          : GenerationResult.encode(await runGenerationJob(o.engine, job as GenerationJob, onProgress, abort.signal, o.workerId)).finish();
+      o.nc.publish(jobResultSubject(job.jobId), result);
+      await o.nc.flush();
+      m.ack();
+      completed++;
+      log(`worker ${o.workerId}: finished ${kind} job ${job.jobId}`);
+    } catch (err) {
+      if (err instanceof JobFailure) {
+        publishError(job.jobId, kind, err.toProto());
+        if (err.retryable) m.nak();
+        else m.ack();
+      } else if (err instanceof AbortError && cause !== undefined) {
+        // Abandoned on purpose: its KV sequences were freed by the engine; nobody wants a redelivery.
+        log(`worker ${o.workerId}: ${cause === "cancel" ? "cancelled" : "deadline passed for"} ${kind} job ${job.jobId}; KV sequences in use ${o.engine.sequencesInUse()}`);
+        publishError(job.jobId, kind, {
+          code: cause === "cancel" ? JobErrorCode.JOB_ERROR_CODE_CANCELLED : JobErrorCode.JOB_ERROR_CODE_DEADLINE_EXCEEDED,
+          message: cause === "cancel" ? "the job was cancelled" : "the job's deadline passed before it finished",
+          retryable: false,
+        });
+        m.term(cause);
+      } else if (err instanceof AbortError && stopping) {
+        log(`worker ${o.workerId}: stopping; ${kind} job ${job.jobId} handed back to the queue`);
+        m.nak();
+      } else {
+        // Unexpected: leave it to another delivery (another worker, or this one later); after max_deliver it
+        // goes to the dead letters and the caller is told.
+        log(`worker ${o.workerId}: ${kind} job ${job.jobId} failed on attempt ${attempt}: ${(err as Error)?.stack ?? String(err)}`);
+        m.nak(1_000);
+      }
+    } finally {
+      clearInterval(heartbeat);
+      if (deadline !== undefined) clearTimeout(deadline);
+      cancelSub.unsubscribe();
+      running.delete(m);
+    }
+  };
+
+  const publishError = (jobId: string, kind: "occlusion" | "generation", error: JobError) => {
+    const base = { jobId, requestId: "", workerId: o.workerId, model: o.modelId, error };
+    const bytes = kind === "occlusion" ? encoder.occlusion.encode(OcclusionResult.fromPartial(base)).finish() : encoder.generation.encode(GenerationResult.fromPartial(base)).finish();
+    o.nc.publish(jobResultSubject(jobId), bytes);
+  };
+
+  // One job per free slot, fetched when the slot frees: nothing is prefetched, so a busy worker never sits
+  // on a job an idle one could run (and whose ack_wait would run out while it waits).
+  const stopped = (async () => {
+    const inFlight = new Set<Promise<void>>();
+    while (!stopping) {
+      while (slots === 0 && !stopping) await new Promise<void>((resolve) => freed.push(resolve));
+      if (stopping) break;
+      let batch;
+      try {
+        batch = await consumer.fetch({ max_messages: 1, expires: 2_000 });
+        pulling = batch;
+      } catch (err) {
+        if (stopping || o.nc.isClosed()) break;
+        log(`worker ${o.workerId}: cannot pull jobs (${(err as Error).message}); retrying`);
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
+      try {
+        for await (const m of batch) {
+          if (stopping) {
+            m.nak();
+            continue;
+          }
+          slots--;
+          const work = handle(m)
+            .catch((err: unknown) => log(`worker ${o.workerId}: ${(err as Error)?.stack ?? String(err)}`))
+            .finally(() => {
+              slots++;
+              inFlight.delete(work);
+              freed.shift()?.();
+            });
+          inFlight.add(work);
+        }
+      } catch (err) {
+        if (stopping || o.nc.isClosed()) break;
+        await new Promise((r) => setTimeout(r, 500));
+      } finally {
+        pulling = undefined;
+      }
+    }
+    await Promise.all(inFlight);
+  })();
+
+  let stopping$: Promise<void> | undefined;
+  return {
+    get completed() {
+      return completed;
+    },
+    stopped,
+    stop() {
+      stopping$ ??= (async () => {
+        stopping = true;
+        freed.splice(0).forEach((resolve) => resolve());
+        await pulling?.close();
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, o.stopGraceMs ?? 30_000).unref());
+        const drained = (async () => {
+          while (running.size > 0) await new Promise((r) => setTimeout(r, 50));
+        })();
+        await Promise.race([drained, grace]);
+        for (const abort of running.values()) abort.abort(new AbortError("the worker is stopping"));
+        await stopped;
+      })();
+      return stopping$;
+    },
+  };
+}
