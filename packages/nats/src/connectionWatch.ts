@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { NatsConnection } from "@nats-io/transport-node";
 
 /**
@@ -7,7 +8,14 @@ import type { NatsConnection } from "@nats-io/transport-node";
  */
 export class ConnectionWatch {
   #connected = true;
-  #lost = new AbortController();
+  #lost = ConnectionWatch.#controller();
+
+  /** Every in-flight request and job listens to it: no listener limit. */
+  static #controller(): AbortController {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal);
+    return c;
+  }
 
   constructor(readonly nc: NatsConnection) {
     void (async () => {
@@ -19,7 +27,7 @@ export class ConnectionWatch {
           }
         } else if (s.type === "reconnect") {
           this.#connected = true;
-          this.#lost = new AbortController();
+          this.#lost = ConnectionWatch.#controller();
         }
       }
     })();

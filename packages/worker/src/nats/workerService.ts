@@ -78,7 +78,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     if (kind !== "occlusion" && kind !== "generation") {
       log(`worker ${o.workerId}: ${m.subject}: ${kind} jobs are not served by this worker; moved to the dead letters`);
       await dead(`unsupported job kind ${kind}`);
-      m.term(`unsupported job kind ${kind}`);
+      m.ack(); // dead-lettered: off the work queue (a termed message would stay in it)
       return;
     }
     let job: OcclusionJob | GenerationJob;
@@ -90,12 +90,12 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
       log(`worker ${o.workerId}: ${reason}; moved to the dead letters`);
       await dead(reason);
       if (headerId !== "") publishError(headerId, kind, { code: JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT, message: `the worker could not read the job: ${reason}`, retryable: false });
-      m.term(reason);
+      m.ack();
       return;
     }
     if (job.model !== undefined && job.model !== o.modelId) {
       publishError(job.jobId, kind, { code: JobErrorCode.JOB_ERROR_CODE_MODEL_MISMATCH, message: `the job is for model ${job.model}; this worker serves ${o.modelId}`, retryable: false });
-      m.term("model mismatch");
+      m.ack();
       return;
     }
 
@@ -144,7 +144,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
           message: cause === "cancel" ? "the job was cancelled" : "the job's deadline passed before it finished",
           retryable: false,
         });
-        m.term(cause);
+        m.ack(); // abandoned for good: nobody waits for it any more
       } else if (err instanceof AbortError && stopping) {
         log(`worker ${o.workerId}: stopping; ${kind} job ${job.jobId} handed back to the queue`);
         m.nak();

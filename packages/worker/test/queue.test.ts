@@ -1,0 +1,140 @@
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { DEAD_LETTER_STREAM, DeadLetter, GenerationJob, GenerationResult, JobErrorCode, JOBS_STREAM, jobResultSubject, jobSubject, type OcclusionJob } from "@attr-rag/contracts";
+import { defaultModelPath, Model, type EngineContext } from "@attr-rag/engine";
+import { connectNats, ConnectionWatch, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JobFailure } from "../src/jobFailure.js";
+import { NatsEngine } from "../src/nats/natsEngine.js";
+import { startWorker, type RunningWorker } from "../src/nats/workerService.js";
+
+const MODEL_ID = "stories260K";
+const QUEUE = { ackWaitMs: 2_000, maxDeliver: 3, duplicateWindowMs: 60_000 };
+const context = (question: string) => ({ question, sets: ["Lily went to the park.", "Tom found a red ball.", "The sun was warm."].map((text, i) => ({ setId: `s${i}`, segment: { content: { $case: "text" as const, value: text } } })) });
+
+function generationJob(jobId: string, maxTokens = 4): GenerationJob {
+  return { jobId, requestId: "r", model: MODEL_ID, context: context(`Question ${jobId}?`), generation: { maxTokens, strategy: 0 }, deadlineUnixMs: 0, streamProgress: true };
+}
+
+function occlusionJob(jobId: string, maxTokens: number): OcclusionJob {
+  return {
+    jobId,
+    requestId: "r",
+    model: MODEL_ID,
+    context: context("What happened?"),
+    generation: { maxTokens, strategy: 1 },
+    occludeSetIndices: [],
+    deadlineUnixMs: 0,
+    streamProgress: true,
+    dropSetsThatDoNotFit: false,
+  };
+}
+
+describe("engine jobs over JetStream", () => {
+  let server: NatsServer;
+  let model: Model;
+  let client: NatsConnection;
+  let engine: NatsEngine;
+  const logs: string[] = [];
+  const workers: { worker: RunningWorker; nc: NatsConnection; ctx: EngineContext }[] = [];
+
+  async function addWorker(name: string, ctx?: EngineContext) {
+    const nc = await connectNats({ url: server.url, name });
+    const engineCtx = ctx ?? (await model.createContext({ contextSize: 4096, sequences: 4, threads: 1 }));
+    const worker = await startWorker({ nc, engine: engineCtx, modelId: MODEL_ID, workerId: name, queue: QUEUE, stopGraceMs: 2_000, log: (l) => logs.push(l) });
+    workers.push({ worker, nc, ctx: engineCtx });
+    return { worker, nc, ctx: engineCtx };
+  }
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    model = await Model.load(defaultModelPath());
+    client = await connectNats({ url: server.url, name: "gateway" });
+    engine = await NatsEngine.connect(client, new ConnectionWatch(client), { queue: QUEUE, log: (l) => logs.push(l) });
+  });
+  afterAll(async () => {
+    for (const w of workers) {
+      await w.worker.stop();
+      await w.nc.close();
+    }
+    await client?.close();
+    await model?.dispose();
+    await server?.[Symbol.asyncDispose]();
+  });
+
+  it("worker queue - 3 workers share 30 jobs: every job is done exactly once and each worker took at least one", async () => {
+    for (const name of ["w1", "w2", "w3"]) await addWorker(name);
+    const signal = new AbortController().signal;
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => engine.generate(generationJob(`job-${i}`), () => {}, signal)));
+    expect(results.map((r) => r.jobId)).toEqual(Array.from({ length: 30 }, (_, i) => `job-${i}`));
+    const byWorker = new Map<string, number>();
+    for (const r of results) byWorker.set(r.workerId, (byWorker.get(r.workerId) ?? 0) + 1);
+    expect([...byWorker.keys()].sort()).toEqual(["w1", "w2", "w3"]);
+    expect(workers.reduce((n, w) => n + w.worker.completed, 0)).toBe(30);
+    for (const r of results) expect(r.answer!.tokenIds).toHaveLength(4);
+    // Work-queue retention: every acknowledged job has left the stream.
+    const jsm = await jetstreamManager(client);
+    expect((await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(0);
+  });
+
+  it("worker queue - a job for another model is never taken; cancelling it takes it off the queue", async () => {
+    const controller = new AbortController();
+    const waiting = engine.generate({ ...generationJob("other-1"), model: "another-model" }, () => {}, controller.signal).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 1_500));
+    const jsm = await jetstreamManager(client);
+    expect((await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(1); // still there, untaken
+    controller.abort(new Error("gave up"));
+    expect(((await waiting) as Error).message).toBe("gave up");
+    await expect.poll(async () => (await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(0);
+  });
+
+  it("worker queue - a cancel reaches the worker running the job: it is abandoned, its KV freed, and not redelivered", async () => {
+    const controller = new AbortController();
+    let progressed = 0;
+    const running = engine.occlude(occlusionJob("long-1", 600), () => {
+      if (++progressed === 3) controller.abort(new Error("client went away"));
+    }, controller.signal);
+    await expect(running).rejects.toThrow("client went away");
+    await expect.poll(() => logs.some((l) => /cancelled occlusion job long-1; KV sequences in use 0/.test(l)), { timeout: 10_000 }).toBe(true);
+    for (const w of workers) expect(w.ctx.sequencesInUse()).toBe(0);
+    await new Promise((r) => setTimeout(r, QUEUE.ackWaitMs + 500));
+    expect(logs.filter((l) => /running occlusion job long-1/.test(l))).toHaveLength(1);
+  });
+
+  it("worker queue - an undecodable job goes to the dead letters and its caller gets INVALID_ARGUMENT at once", async () => {
+    const js = jetstream(client);
+    const result = client.subscribe(jobResultSubject("garbage-1"), { max: 1 });
+    await js.publish(jobSubject("generation", MODEL_ID), Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0x0f), { msgID: "garbage-1" });
+    let error;
+    for await (const m of result) error = GenerationResult.decode(m.data).error;
+    expect(error?.code).toBe(JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT);
+    expect(error?.message).toMatch(/could not read the job: undecodable generation job/);
+    const jsm = await jetstreamManager(client);
+    const dead = await jsm.streams.getMessage(DEAD_LETTER_STREAM, { last_by_subj: "attr_rag.v1.dead.generation" });
+    expect(DeadLetter.decode(dead!.data)).toMatchObject({ jobId: "garbage-1", deliveries: 1, reason: expect.stringMatching(/^undecodable generation job/) });
+  });
+
+  it("worker queue - a job that fails on every delivery ends in the dead letters after max_deliver, and its caller is told", async () => {
+    for (const w of workers.splice(0)) {
+      await w.worker.stop();
+      await w.nc.close();
+    }
+    // A worker whose engine is gone fails every job unexpectedly (as one that crashed would), so each
+    // delivery is handed back until max_deliver runs out.
+    const broken = await model.createContext({ contextSize: 2048, sequences: 2 });
+    await broken.dispose();
+    await addWorker("broken", broken);
+    const started = performance.now();
+    const failed = await engine.generate(generationJob("poison-1"), () => {}, new AbortController().signal).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(JobFailure);
+    expect((failed as JobFailure).code).toBe(JobErrorCode.JOB_ERROR_CODE_INTERNAL);
+    expect((failed as JobFailure).message).toBe(
+      "generation job poison-1 failed on all 3 of its deliveries (the workers running it crashed or failed each time); it was moved to the dead letters (attr_rag.v1.dead.generation)",
+    );
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(logs.filter((l) => /running generation job poison-1/.test(l)).map((l) => /attempt (\d)/.exec(l)![1])).toEqual(["1", "2", "3"]);
+    const jsm = await jetstreamManager(client);
+    const dead = await jsm.streams.getMessage(DEAD_LETTER_STREAM, { last_by_subj: "attr_rag.v1.dead.generation" });
+    expect(DeadLetter.decode(dead!.data)).toMatchObject({ jobId: "poison-1", deliveries: 3, payload: GenerationJob.encode(generationJob("poison-1")).finish() });
+    expect((await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(0);
+  });
+});
