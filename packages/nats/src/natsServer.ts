@@ -16,6 +16,8 @@ export interface NatsServerOptions {
   readonly configFile?: string;
   /** The executable; default `nats-server` from PATH. */
   readonly executable?: string;
+  /** Extra environment (a configuration file may read passwords from $VARIABLES). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface NatsServer extends AsyncDisposable {
@@ -50,7 +52,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
 
   const launch = async () => {
     output += `--- ${executable} ${args.join(" ")}\n`;
-    const proc = spawn(executable, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(executable, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...options.env } });
     child = proc;
     proc.stdout!.on("data", (d) => (output += d));
     proc.stderr!.on("data", (d) => (output += d));
