@@ -4,6 +4,7 @@ export type { EngineJobs, ProgressListener } from "./engineJobs.js";
 export { LocalEngine } from "./localEngine.js";
 export { runOcclusionJob } from "./runOcclusionJob.js";
 export { runGenerationJob } from "./runGenerationJob.js";
+export { runLikelihoodJob } from "./runLikelihoodJob.js";
 export { generationOptions, strategyOf, strategyToProto } from "./generationOptions.js";
 export { addCounters, countNearTies, generationCounters, NEAR_TIE_MARGIN, occlusionCounters } from "./counters.js";
 export { closingDelta, finishReasonOf } from "./closingDelta.js";

@@ -4,6 +4,7 @@ import { defaultModelPath, Model, type EngineContext } from "@attr-rag/engine";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobFailure } from "../src/jobFailure.js";
 import { runGenerationJob } from "../src/runGenerationJob.js";
+import { runLikelihoodJob } from "../src/runLikelihoodJob.js";
 import { runOcclusionJob } from "../src/runOcclusionJob.js";
 
 const QUESTION = "What did Lily do?";
@@ -133,5 +134,26 @@ describe("engine jobs", () => {
     expect(deltas.at(-1)!.finishReason).toBe(FinishReason.FINISH_REASON_LENGTH);
     expect(result).toMatchObject({ setsUsed: 4, sequenceCells: 2048 });
     expect(result.counters!.decodeSteps).toBe(12);
+  });
+
+  it("worker jobs - a likelihood job scores each coalition as the engine does, and bad coalitions are INVALID_ARGUMENT", async () => {
+    const target = "Lily and her dog played with a ball.";
+    const coalitions = [[0, 1, 2, 3], [1, 2, 3], [0], []];
+    const job = { jobId: "l1", requestId: "r", context: occlusionJob().context, target: { content: { $case: "text" as const, value: target } }, coalitions: coalitions.map((setIndices) => ({ setIndices })), deadlineUnixMs: 0 };
+    const result = await runLikelihoodJob(ctx, job, signal, "w1");
+    const tokens = model.tokenizeSegments(buildPromptSegments({ question: QUESTION, sets: SETS }, model.chatTemplate()));
+    const targetTokens = model.tokenize(target, { addSpecial: false, parseSpecial: false });
+    const direct = await ctx.scoreContinuations({ segments: tokens, continuation: targetTokens, coalitions });
+    expect(result.logLikelihoods).toEqual(direct.totals);
+    expect(result.targetTokens).toBe(targetTokens.length);
+    expect(result.logLikelihoods.every((v) => v < 0)).toBe(true);
+    // Different contexts, different utilities: the sets reached the scoring.
+    expect(new Set(result.logLikelihoods).size).toBeGreaterThan(1);
+    expect(result).toMatchObject({ jobId: "l1", workerId: "w1", counters: { sequences: 4 } });
+    const bad = await failure(runLikelihoodJob(ctx, { ...job, coalitions: [{ setIndices: [0, 9] }] }, signal));
+    expect(bad.code).toBe(JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT);
+    expect(bad.message).toMatch(/coalition 0 must list distinct block indices in \[0, 4\)/);
+    const empty = await failure(runLikelihoodJob(ctx, { ...job, coalitions: [] }, signal));
+    expect(empty.message).toMatch(/no coalitions/);
   });
 });

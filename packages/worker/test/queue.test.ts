@@ -5,6 +5,7 @@ import { connectNats, ConnectionWatch, startNatsServer, type NatsConnection, typ
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobFailure } from "../src/jobFailure.js";
 import { NatsEngine } from "../src/nats/natsEngine.js";
+import { runLikelihoodJob } from "../src/runLikelihoodJob.js";
 import { startWorker, type RunningWorker } from "../src/nats/workerService.js";
 
 const MODEL_ID = "stories260K";
@@ -74,6 +75,23 @@ describe("engine jobs over JetStream", () => {
     // Work-queue retention: every acknowledged job has left the stream.
     const jsm = await jetstreamManager(client);
     expect((await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(0);
+  });
+
+  it("worker queue - a likelihood job over NATS gives the utilities the in-process runner gives", async () => {
+    const job = {
+      jobId: "lik-1",
+      requestId: "r",
+      model: MODEL_ID,
+      context: context("What happened?"),
+      target: { content: { $case: "text" as const, value: "Tom found a ball." } },
+      coalitions: [[0, 1, 2], [0, 2], [1]].map((setIndices) => ({ setIndices })),
+      deadlineUnixMs: 0,
+    };
+    const remote = await engine.likelihood(job, new AbortController().signal);
+    const local = await runLikelihoodJob(workers[0]!.ctx, { ...job, jobId: "lik-local" }, new AbortController().signal);
+    expect(remote.logLikelihoods).toEqual(local.logLikelihoods);
+    expect(remote.logLikelihoods).toHaveLength(3);
+    expect(["w1", "w2", "w3"]).toContain(remote.workerId);
   });
 
   it("worker queue - a job for another model is never taken; cancelling it takes it off the queue", async () => {

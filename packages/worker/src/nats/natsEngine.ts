@@ -10,6 +10,8 @@ import {
   JobErrorCode,
   JobProgress,
   JOBS_STREAM,
+  LikelihoodJob,
+  LikelihoodResult,
   OcclusionJob,
   OcclusionResult,
   deadLetterSubject,
@@ -61,6 +63,10 @@ export class NatsEngine implements EngineJobs {
 
   generate(job: GenerationJob, onProgress: ProgressListener, signal: AbortSignal): Promise<GenerationResult> {
     return this.#run("generation", job.jobId, job.model, GenerationJob.encode(job).finish(), GenerationResult, onProgress, signal);
+  }
+
+  likelihood(job: LikelihoodJob, signal: AbortSignal): Promise<LikelihoodResult> {
+    return this.#run("likelihood", job.jobId, job.model, LikelihoodJob.encode(job).finish(), LikelihoodResult, () => {}, signal);
   }
 
   async #run<R extends { error?: JobError | undefined }>(

@@ -10,6 +10,8 @@ import {
   JobErrorCode,
   JobProgress,
   JOBS_STREAM,
+  LikelihoodJob,
+  LikelihoodResult,
   OcclusionJob,
   OcclusionResult,
   deadLetterSubject,
@@ -24,6 +26,7 @@ import { AbortError, type EngineContext } from "@attr-rag/engine";
 import { DEFAULT_JOB_QUEUE, ensureJobStreams, ensureWorkerConsumer, type JobQueueSettings, type NatsConnection } from "@attr-rag/nats";
 import { JobFailure } from "../jobFailure.js";
 import { runGenerationJob } from "../runGenerationJob.js";
+import { runLikelihoodJob } from "../runLikelihoodJob.js";
 import { runOcclusionJob } from "../runOcclusionJob.js";
 
 export interface WorkerOptions {
@@ -49,7 +52,31 @@ export interface RunningWorker {
   readonly stopped: Promise<void>;
 }
 
-const encoder = { occlusion: OcclusionResult, generation: GenerationResult } as const;
+type Job = OcclusionJob | GenerationJob | LikelihoodJob;
+
+/** Per kind: how its job is read, run and answered. Every kind runs on the same engine as in-process. */
+const KINDS = {
+  occlusion: {
+    decode: (b: Uint8Array): Job => OcclusionJob.decode(b),
+    run: async (e: EngineContext, job: Job, onProgress: (p: JobProgress) => void, signal: AbortSignal, id: string) =>
+      OcclusionResult.encode(await runOcclusionJob(e, job as OcclusionJob, onProgress, signal, id)).finish(),
+    failed: (base: Partial<OcclusionResult>) => OcclusionResult.encode(OcclusionResult.fromPartial(base)).finish(),
+  },
+  generation: {
+    decode: (b: Uint8Array): Job => GenerationJob.decode(b),
+    run: async (e: EngineContext, job: Job, onProgress: (p: JobProgress) => void, signal: AbortSignal, id: string) =>
+      GenerationResult.encode(await runGenerationJob(e, job as GenerationJob, onProgress, signal, id)).finish(),
+    failed: (base: Partial<GenerationResult>) => GenerationResult.encode(GenerationResult.fromPartial(base)).finish(),
+  },
+  likelihood: {
+    decode: (b: Uint8Array): Job => LikelihoodJob.decode(b),
+    run: async (e: EngineContext, job: Job, _onProgress: (p: JobProgress) => void, signal: AbortSignal, id: string) =>
+      LikelihoodResult.encode(await runLikelihoodJob(e, job as LikelihoodJob, signal, id)).finish(),
+    failed: (base: Partial<LikelihoodResult>) => LikelihoodResult.encode(LikelihoodResult.fromPartial(base)).finish(),
+  },
+} as const satisfies Record<JobKind, unknown>;
+
+const isJobKind = (kind: string): kind is JobKind => Object.hasOwn(KINDS, kind);
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -68,22 +95,22 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   let pulling: { close(): Promise<void | Error> } | undefined;
 
   const handle = async (m: JsMsg) => {
-    const kind = m.subject.split(".")[3] as JobKind;
+    const kind = m.subject.split(".")[3] ?? "";
     const headerId = m.headers?.get("Nats-Msg-Id") ?? "";
     const attempt = m.info.deliveryCount;
     const dead = (reason: string) =>
-      js.publish(deadLetterSubject(kind === "occlusion" || kind === "generation" ? kind : "unknown"), DeadLetter.encode({ jobId: headerId, subject: m.subject, deliveries: attempt, reason, payload: m.data }).finish(), {
+      js.publish(deadLetterSubject(isJobKind(kind) ? kind : "unknown"), DeadLetter.encode({ jobId: headerId, subject: m.subject, deliveries: attempt, reason, payload: m.data }).finish(), {
         msgID: `dead-${headerId || m.seq}`,
       });
-    if (kind !== "occlusion" && kind !== "generation") {
+    if (!isJobKind(kind)) {
       log(`worker ${o.workerId}: ${m.subject}: ${kind} jobs are not served by this worker; moved to the dead letters`);
       await dead(`unsupported job kind ${kind}`);
       m.ack(); // dead-lettered: off the work queue (a termed message would stay in it)
       return;
     }
-    let job: OcclusionJob | GenerationJob;
+    let job: Job;
     try {
-      job = kind === "occlusion" ? OcclusionJob.decode(m.data) : GenerationJob.decode(m.data);
+      job = KINDS[kind].decode(m.data);
       if (job.jobId === "" || job.jobId !== headerId) throw new Error(`job_id ${JSON.stringify(job.jobId)} does not match the message id ${JSON.stringify(headerId)}`);
     } catch (err) {
       const reason = `undecodable ${kind} job: ${(err as Error).message}`;
@@ -119,13 +146,10 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     const heartbeat = setInterval(() => m.working(), Math.max(100, Math.floor(queue.ackWaitMs / 3)));
     log(`worker ${o.workerId}: running ${kind} job ${job.jobId} (attempt ${attempt}, request ${job.requestId || "-"})`);
     const onProgress = (p: JobProgress) => {
-      if (job.streamProgress) o.nc.publish(jobProgressSubject(job.jobId), JobProgress.encode({ ...p, workerId: o.workerId, attempt }).finish());
+      if ("streamProgress" in job && job.streamProgress) o.nc.publish(jobProgressSubject(job.jobId), JobProgress.encode({ ...p, workerId: o.workerId, attempt }).finish());
     };
     try {
-      const result =
-        kind === "occlusion"
-          ? OcclusionResult.encode(await runOcclusionJob(o.engine, job as OcclusionJob, onProgress, abort.signal, o.workerId)).finish()
-          : GenerationResult.encode(await runGenerationJob(o.engine, job as GenerationJob, onProgress, abort.signal, o.workerId)).finish();
+      const result = await KINDS[kind].run(o.engine, job, onProgress, abort.signal, o.workerId);
       o.nc.publish(jobResultSubject(job.jobId), result);
       await o.nc.flush();
       m.ack();
@@ -162,10 +186,8 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     }
   };
 
-  const publishError = (jobId: string, kind: "occlusion" | "generation", error: JobError) => {
-    const base = { jobId, requestId: "", workerId: o.workerId, model: o.modelId, error };
-    const bytes = kind === "occlusion" ? encoder.occlusion.encode(OcclusionResult.fromPartial(base)).finish() : encoder.generation.encode(GenerationResult.fromPartial(base)).finish();
-    o.nc.publish(jobResultSubject(jobId), bytes);
+  const publishError = (jobId: string, kind: JobKind, error: JobError) => {
+    o.nc.publish(jobResultSubject(jobId), KINDS[kind].failed({ jobId, requestId: "", workerId: o.workerId, model: o.modelId, error }));
   };
 
   // One job per free slot, fetched when the slot frees: nothing is prefetched, so a busy worker never sits

@@ -1,0 +1,46 @@
+// The log-likelihood utility v(C) for many coalitions as one engine job: teacher-forced scoring of the
+// target (A_full) given the question and each coalition's sets, batched by the engine with shared prefixes.
+import type { LikelihoodJob, LikelihoodResult } from "@attr-rag/contracts";
+import { EngineArgumentError, EngineLimitError, type EngineContext } from "@attr-rag/engine";
+import { invalidJob, jobTooLarge } from "./jobFailure.js";
+import { jobPrompt } from "./jobPrompt.js";
+
+export async function runLikelihoodJob(ctx: EngineContext, job: LikelihoodJob, signal: AbortSignal, workerId = "local"): Promise<LikelihoodResult> {
+  const { tokens } = jobPrompt(ctx.model, job);
+  const target = job.target?.content;
+  if (target === undefined) throw invalidJob("the job has no target to score");
+  if (job.coalitions.length === 0) throw invalidJob("the job has no coalitions to score");
+  const continuation = target.$case === "text" ? ctx.model.tokenize(target.value, { addSpecial: false, parseSpecial: false }) : Int32Array.from(target.value.ids);
+  const started = performance.now();
+  let scored;
+  try {
+    scored = await ctx.scoreContinuations({ segments: tokens, continuation, coalitions: job.coalitions.map((c) => c.setIndices), signal });
+  } catch (err) {
+    // The engine checked the job against its limits before touching llama.cpp: a caller's mistake, not a
+    // worker fault, so it is answered, never retried.
+    if (err instanceof EngineArgumentError) throw invalidJob(err.message);
+    if (err instanceof EngineLimitError) throw jobTooLarge(err.message);
+    throw err;
+  }
+  const c = scored.counters;
+  const promptTokens = tokens.prefix.length + tokens.blocks.reduce((n, b) => n + b.length, 0) + tokens.suffix.length;
+  return {
+    jobId: job.jobId,
+    requestId: job.requestId,
+    workerId,
+    model: job.model ?? "",
+    logLikelihoods: scored.totals,
+    targetTokens: continuation.length,
+    counters: {
+      promptTokens,
+      tokensEvaluated: c.tokensEvaluated,
+      tokensReused: c.tokensReused,
+      draftTokensProposed: 0,
+      draftTokensAccepted: 0,
+      decodeSteps: c.decodeCalls,
+      sequences: job.coalitions.length,
+      nearTies: 0,
+      elapsedMs: performance.now() - started,
+    },
+  };
+}
