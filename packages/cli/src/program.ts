@@ -11,6 +11,7 @@ import { registerServeCommand } from "./commands/serve.js";
 import { registerDemoCommand } from "./commands/demo.js";
 import { registerSelectorCommand } from "./commands/selector.js";
 import { registerWorkerCommand } from "./commands/worker.js";
+import { registerClusterCommand } from "./commands/cluster.js";
 
 export const VERSION = "0.1.0";
 
@@ -34,5 +35,6 @@ export function createProgram(): Command {
   registerDemoCommand(program);
   registerWorkerCommand(program);
   registerSelectorCommand(program);
+  registerClusterCommand(program);
   return program;
 }

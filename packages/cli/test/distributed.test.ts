@@ -6,7 +6,8 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { AskEvent, AskRequest, AttrRagServiceClient, DEAD_LETTER_STREAM, DeadLetter, JOBS_STREAM, jobSubject, type AttributionTable } from "@attr-rag/contracts";
 import { connectNats } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Cluster, PASSWORDS } from "./helpers/cluster.js";
+import type { LocalCluster } from "../src/cluster/localCluster.js";
+import { PASSWORDS, startCluster } from "./helpers/cluster.js";
 import { DEMO_CORPUS, runCli, TEST_MODEL } from "./helpers/runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-distributed-"));
@@ -41,14 +42,14 @@ function askStream(address: string, request: AskRequest, onEvent: (e: AskEvent) 
   });
 }
 
-let cluster: Cluster;
+let cluster: LocalCluster;
 
 beforeAll(async () => {
   const ingest = await runCli(["ingest", "--store", storeDistributed, DEMO_CORPUS]);
   expect(ingest.code, ingest.stderr).toBe(0);
   // The index service holds its store's lock: the embedded runs read an identical copy.
   cpSync(storeDistributed, storeEmbedded, { recursive: true });
-  cluster = await Cluster.start({ store: storeDistributed, workers: 2, engine: ENGINE, ackWaitSeconds: 2, maxDeliver: 2, gatewayArgs: REQUEST });
+  cluster = await startCluster({ store: storeDistributed, workers: 2, engine: ENGINE, ackWaitSeconds: 2, maxDeliver: 2, gatewayArgs: REQUEST });
 }, 180_000);
 
 afterAll(async () => {

@@ -18,6 +18,11 @@ export interface NatsServerOptions {
   readonly executable?: string;
   /** Extra environment (a configuration file may read passwords from $VARIABLES). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Run in a process group of its own, so a terminal's Ctrl-C reaches only its parent, which then stops the
+   * server last (after the services that use it). The parent must stop it; it does not die with the parent.
+   */
+  readonly detached?: boolean;
 }
 
 export interface NatsServer extends AsyncDisposable {
@@ -26,6 +31,8 @@ export interface NatsServer extends AsyncDisposable {
   readonly storeDir: string;
   /** The server's output so far (for test failure messages). */
   readonly log: () => string;
+  /** The running server's process id (undefined between a kill and a restart). */
+  readonly pid: () => number | undefined;
   /** SIGTERM, wait for exit. */
   stop(): Promise<void>;
   /** SIGKILL, wait for exit: no clean shutdown, as in a crash. */
@@ -52,7 +59,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
 
   const launch = async () => {
     output += `--- ${executable} ${args.join(" ")}\n`;
-    const proc = spawn(executable, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...options.env } });
+    const proc = spawn(executable, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...options.env }, detached: options.detached ?? false });
     child = proc;
     proc.stdout!.on("data", (d) => (output += d));
     proc.stderr!.on("data", (d) => (output += d));
@@ -82,6 +89,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     port,
     storeDir,
     log: () => output,
+    pid: () => (child !== undefined && child.exitCode === null && child.signalCode === null ? child.pid : undefined),
     stop,
     kill: () => end("SIGKILL"),
     restart: async () => {

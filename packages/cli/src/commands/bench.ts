@@ -5,6 +5,7 @@ import { describeRun, Model, ModelLoadError, OCCLUSION_STRATEGIES, resolveModel,
 import { CliError } from "../cliError.js";
 import { progressBar } from "../progressBar.js";
 import { positiveInt } from "../parseArgs.js";
+import { registerBenchClusterCommand } from "./benchCluster.js";
 
 interface BenchOcclusionOptions {
   model: string;
@@ -31,6 +32,7 @@ function defaultCorpus(): string {
 
 export function registerBenchCommand(program: Command): void {
   const bench = program.command("bench").summary("benchmarks (JSON with --json)");
+  registerBenchClusterCommand(bench);
   bench
     .command("occlusion")
     .summary("time the occlusion workload under each engine strategy and compare answers with naive")

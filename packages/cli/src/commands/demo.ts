@@ -14,7 +14,7 @@ const DEMO_CORPUS = join(REPO_ROOT, "examples/demo-corpus/corpus.jsonl");
 export const DEMO_QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
 
 /** The demo's generator: $ATTR_RAG_MODEL (a path or cache name), else the repository's examples/models/stories260K.gguf. */
-function demoModelPath(): string {
+export function demoModelPath(): string {
   let path: string;
   try {
     path = defaultModelPath();
@@ -28,7 +28,7 @@ function demoModelPath(): string {
 }
 
 /** Builds (or refreshes) the demo store; unchanged documents are skipped, so a second run is quick. */
-async function ingestDemoCorpus(storeDir: string): Promise<void> {
+export async function ingestDemoCorpus(storeDir: string): Promise<void> {
   const embedder = await startEmbedder("use-lite");
   try {
     const store = await ChunkStore.open(storeDir, { create: true, embedder: { id: embedder.id, dimensions: embedder.dimensions }, embed: (t) => embedder.embed(t) }).catch((err: unknown) => {
@@ -46,7 +46,7 @@ async function ingestDemoCorpus(storeDir: string): Promise<void> {
       } catch (err) {
         throw storeErrorToCli(err);
       }
-      process.stderr.write(`demo: ${documents} documents in ${storeDir} (${written} chunks embedded now)\n`);
+      process.stderr.write(`demo corpus: ${documents} documents in ${storeDir} (${written} chunks embedded now)\n`);
     } finally {
       await store.close();
     }

@@ -27,7 +27,7 @@ interface WorkerFlags extends NatsFlags {
 export function registerWorkerCommand(program: Command): void {
   const command = program
     .command("worker")
-    .summary("run engine jobs (occlusion, generation) from the NATS JetStream work queue")
+    .summary("run engine jobs (occlusion, generation, likelihood) from the NATS JetStream work queue")
     .description(
       [
         "Loads --model and pulls the jobs for it (its model id) from the ATTR_RAG_JOBS work queue, through the durable",

@@ -53,6 +53,6 @@ export function startServer(args: readonly string[]): Promise<{ child: ChildProc
   });
 }
 
-function cleanEnv(): NodeJS.ProcessEnv {
+export function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ATTR_RAG_")));
 }

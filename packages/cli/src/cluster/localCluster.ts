@@ -1,0 +1,191 @@
+// A whole distributed Attr-RAG on this machine: nats-server (from PATH, with deploy/nats/nats-server.conf's
+// per-role users), `attr-rag index serve --nats`, N `attr-rag worker`s, `attr-rag selector` and
+// `attr-rag serve --nats`, each a process of its own with its own role's credentials. What
+// `deploy/local/cluster` runs, what `attr-rag bench cluster` measures and what the distributed tests start.
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { startNatsServer, type NatsServer } from "@attr-rag/nats";
+import { modelIdOf } from "@attr-rag/worker";
+import { CliError } from "../cliError.js";
+import { ClusterProcess } from "./clusterProcess.js";
+
+export const NATS_CONFIG = fileURLToPath(new URL("../../../../deploy/nats/nats-server.conf", import.meta.url));
+
+export const ROLES = ["gateway", "worker", "selector", "index"] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface LocalClusterOptions {
+  /** Chunk store the index service opens (made by attr-rag ingest). */
+  readonly store: string;
+  readonly workers: number;
+  /** Generator GGUF every worker loads. */
+  readonly modelPath: string;
+  /** The model id workers serve and the gateway asks for; default: from the file name. */
+  readonly modelId?: string;
+  /** Engine flags of every worker (--threads, --context-size, …). */
+  readonly workerArgs?: readonly string[];
+  /** Gateway flags (request defaults, limits). */
+  readonly gatewayArgs?: readonly string[];
+  /** Gateway port; 0 (default) for a free one. */
+  readonly gatewayPort?: number;
+  readonly ackWaitSeconds?: number;
+  readonly maxDeliver?: number;
+  /** Per-role NATS passwords; default: random ones for this run. */
+  readonly passwords?: Readonly<Record<Role, string>>;
+  /** Every process's output, line by line, prefixed with its name. */
+  readonly echo?: (line: string) => void;
+  /** How long to wait for each process to become ready. */
+  readonly readyTimeoutMs?: number;
+  /**
+   * Every process in a process group of its own, so a terminal's Ctrl-C reaches only this process, which
+   * then stops them in order (gateway, workers, selector and index, NATS). If this process exits without
+   * stopping them, they are killed on its way out.
+   */
+  readonly detached?: boolean;
+}
+
+export class LocalCluster implements AsyncDisposable {
+  readonly workers: ClusterProcess[] = [];
+  index!: ClusterProcess;
+  selector!: ClusterProcess;
+  gateway!: ClusterProcess;
+  /** host:port of the gateway's gRPC server. */
+  gatewayAddress = "";
+  readonly modelId: string;
+  readonly passwords: Readonly<Record<Role, string>>;
+  #nextWorker = 0;
+  #stopping: Promise<void> | undefined;
+
+  private constructor(
+    readonly nats: NatsServer,
+    readonly options: LocalClusterOptions,
+    passwords: Readonly<Record<Role, string>>,
+  ) {
+    this.passwords = passwords;
+    this.modelId = options.modelId ?? modelIdOf(options.modelPath);
+  }
+
+  get url(): string {
+    return this.nats.url;
+  }
+
+  static async start(options: LocalClusterOptions): Promise<LocalCluster> {
+    if (!Number.isInteger(options.workers) || options.workers < 1) throw new CliError(`a cluster needs at least one worker, got ${options.workers}`);
+    if (!existsSync(NATS_CONFIG)) throw new CliError(`the NATS configuration ${NATS_CONFIG} is missing from this checkout (restore it with \`git checkout -- deploy\`)`, 2);
+    const passwords = options.passwords ?? (Object.fromEntries(ROLES.map((r) => [r, randomBytes(18).toString("base64url")])) as Record<Role, string>);
+    let nats: NatsServer;
+    try {
+      nats = await startNatsServer({
+        configFile: NATS_CONFIG,
+        detached: options.detached ?? false,
+        env: Object.fromEntries(ROLES.map((r) => [`ATTR_RAG_${r.toUpperCase()}_PASSWORD`, passwords[r]])),
+      });
+    } catch (err) {
+      throw new CliError(`cannot start nats-server: ${(err as Error).message}`, 2, { cause: err });
+    }
+    const cluster = new LocalCluster(nats, options, passwords);
+    if (options.detached) process.once("exit", cluster.#killOnExit);
+    const ready = options.readyTimeoutMs ?? 120_000;
+    try {
+      cluster.index = cluster.#spawn("index", ["index", "serve", "--store", options.store, "--port", "0", "--nats", nats.url, ...cluster.credentials("index")]);
+      cluster.selector = cluster.#spawn("selector", ["selector", "--nats", nats.url, ...cluster.credentials("selector")]);
+      for (let i = 0; i < options.workers; i++) cluster.addWorker();
+      await cluster.index.waitFor(/serving the index on NATS/, ready);
+      await cluster.selector.waitFor(/selector \S+ serving on/, ready);
+      for (const w of cluster.workers) await w.waitFor(/worker \S+ serving model/, ready);
+      cluster.gateway = cluster.#spawn("gateway", [
+        "serve",
+        "--nats",
+        nats.url,
+        ...cluster.credentials("gateway"),
+        "--model",
+        cluster.modelId,
+        "--port",
+        String(options.gatewayPort ?? 0),
+        ...(options.gatewayArgs ?? []),
+      ]);
+      cluster.gatewayAddress = (await cluster.gateway.waitFor(/listening on (\S+)/, ready))[1]!;
+      return cluster;
+    } catch (err) {
+      await cluster.kill();
+      throw err;
+    }
+  }
+
+  /** The flags that log `role` in to NATS. */
+  credentials(role: Role): string[] {
+    return ["--nats-user", role, "--nats-pass", this.passwords[role]];
+  }
+
+  /** Starts one more worker (wait for /serving model/ on it before counting on it). */
+  addWorker(): ClusterProcess {
+    const name = `worker-${++this.#nextWorker}`;
+    const w = this.#spawn(name, [
+      "worker",
+      "--nats",
+      this.url,
+      ...this.credentials("worker"),
+      "--model",
+      this.options.modelPath,
+      "--model-id",
+      this.modelId,
+      "--name",
+      name,
+      ...(this.options.ackWaitSeconds !== undefined ? ["--ack-wait", String(this.options.ackWaitSeconds)] : []),
+      ...(this.options.maxDeliver !== undefined ? ["--max-deliver", String(this.options.maxDeliver)] : []),
+      "--stop-grace",
+      "5",
+      ...(this.options.workerArgs ?? []),
+    ]);
+    this.workers.push(w);
+    return w;
+  }
+
+  get processes(): ClusterProcess[] {
+    return [this.gateway, ...this.workers, this.selector, this.index].filter((p): p is ClusterProcess => p !== undefined);
+  }
+
+  /** Everything the processes printed (the kept part), for failure messages. */
+  logs(): string {
+    return this.processes.map((p) => `--- ${p.name}\n${p.stdout}${p.stderr}`).join("\n");
+  }
+
+  /** Graceful: the gateway first (no new work), then workers (finish or hand back), selector, index, NATS. */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      await this.gateway?.stop("SIGTERM");
+      await Promise.all(this.workers.map((w) => w.stop("SIGTERM")));
+      await Promise.all([this.selector?.stop("SIGTERM"), this.index?.stop("SIGTERM")]);
+      await this.nats[Symbol.asyncDispose]();
+      process.off("exit", this.#killOnExit);
+    })();
+    return this.#stopping;
+  }
+
+  /** At once: every process SIGKILLed, NATS stopped and its store removed. */
+  async kill(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.stop("SIGKILL")));
+    await this.nats[Symbol.asyncDispose]();
+    process.off("exit", this.#killOnExit);
+  }
+
+  /** Detached processes outlive their parent: on an unplanned exit, take them down (synchronously). */
+  readonly #killOnExit = () => {
+    for (const p of this.processes) if (p.running) p.child.kill("SIGKILL");
+    const pid = this.nats.pid();
+    try {
+      if (pid !== undefined) process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.kill();
+  }
+
+  #spawn(name: string, args: readonly string[]): ClusterProcess {
+    return ClusterProcess.spawn(name, args, { detached: this.options.detached ?? false, ...(this.options.echo !== undefined ? { echo: this.options.echo } : {}) });
+  }
+}

@@ -1,0 +1,87 @@
+import { availableParallelism } from "node:os";
+import type { Command } from "commander";
+import { resolveModel } from "@attr-rag/engine";
+import { CliError } from "../cliError.js";
+import { LocalCluster } from "../cluster/localCluster.js";
+import { positiveInt } from "../parseArgs.js";
+import { parsePort, untilSignal } from "../serverCli.js";
+import { DEMO_QUESTION, demoModelPath, ingestDemoCorpus } from "./demo.js";
+
+interface ClusterFlags {
+  workers: string;
+  store?: string;
+  model?: string;
+  modelId?: string;
+  port: string;
+  threads?: string;
+  contextSize: string;
+  quiet?: boolean;
+}
+
+/** `attr-rag cluster` (what deploy/local/cluster runs): the distributed mode as local processes, until Ctrl-C. */
+export function registerClusterCommand(program: Command): void {
+  program
+    .command("cluster")
+    .summary("run the distributed mode on this machine: nats-server, index, workers, selector, gateway")
+    .description(
+      [
+        "Starts nats-server from PATH (JetStream in a temporary directory, deploy/nats/nats-server.conf with random",
+        "passwords for this run), `attr-rag index serve --nats` on --store, --workers `attr-rag worker`s on --model,",
+        "`attr-rag selector` and `attr-rag serve --nats`, each a process of its own; prints the gateway address and",
+        "stops them all, in order, on Ctrl-C. Without --store it uses the demo store (.cache/demo-store), ingesting",
+        "the demo corpus first. Their output is shown line by line under each process's name (--quiet hides it).",
+      ].join("\n"),
+    )
+    .option("--workers <n>", "engine workers", "2")
+    .option("--store <dir>", "chunk store for the index service (default: the demo store, built if needed)")
+    .option("--model <path|name>", "generator GGUF for the workers (default: the demo model)")
+    .option("--model-id <id>", "the model id workers serve (default: the file name without .gguf)")
+    .option("--port <n>", "gateway port, 0 for a free one", "50051")
+    .option("--threads <n>", "engine CPU threads per worker (default: this machine's cores shared among the workers)")
+    .option("--context-size <n>", "generator KV cells per worker, shared by its 4 parallel sequences", "32768")
+    .option("--quiet", "do not show the processes' output")
+    .action(async (o: ClusterFlags) => {
+      const workers = positiveInt("--workers", o.workers);
+      const port = parsePort(o.port);
+      const threads = o.threads !== undefined ? positiveInt("--threads", o.threads) : Math.max(1, Math.floor(availableParallelism() / workers));
+      const contextSize = positiveInt("--context-size", o.contextSize);
+      let modelPath: string;
+      try {
+        modelPath = o.model !== undefined ? resolveModel(o.model) : demoModelPath();
+      } catch (err) {
+        throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
+      }
+      const store = o.store ?? ".cache/demo-store";
+      if (o.store === undefined) await ingestDemoCorpus(store);
+      process.stderr.write(`cluster: starting nats-server, index, ${workers} worker(s) (${threads} thread(s) each), selector and gateway\n`);
+      const cluster = await LocalCluster.start({
+        store,
+        workers,
+        modelPath,
+        ...(o.modelId !== undefined ? { modelId: o.modelId } : {}),
+        workerArgs: ["--threads", String(threads), "--context-size", String(contextSize)],
+        gatewayPort: port,
+        detached: true,
+        ...(o.quiet ? {} : { echo: (line: string) => process.stderr.write(`${line}\n`) }),
+      });
+      const pids = [`nats-server ${cluster.nats.pid()}`, ...cluster.processes.map((p) => `${p.name} ${p.child.pid}`)].join(", ");
+      process.stdout.write(
+        [
+          `gateway listening on ${cluster.gatewayAddress} (model ${cluster.modelId}, ${workers} worker(s))`,
+          `NATS ${cluster.url}; more workers can join with: npx attr-rag worker --nats ${cluster.url} ${cluster.credentials("worker").join(" ")} --model ${modelPath} --model-id ${cluster.modelId}`,
+          `processes: ${pids}`,
+          `ask with: npx attr-rag ask "${DEMO_QUESTION}" --server ${cluster.gatewayAddress}`,
+          "Ctrl-C stops everything.",
+          "",
+        ].join("\n"),
+      );
+      // A gateway, index or selector that dies takes the cluster down with it: nothing could answer an Ask.
+      const essential = [cluster.gateway, cluster.index, cluster.selector].map((p) => p.exited.then((code) => ({ p, code })));
+      const outcome = await Promise.race([untilSignal().then((signal) => ({ signal })), ...essential]);
+      if ("signal" in outcome) process.stderr.write(`cluster: ${outcome.signal}: stopping the gateway, the workers, the selector, the index and nats-server\n`);
+      else process.stderr.write(`cluster: ${outcome.p.name} exited (code ${outcome.code}); stopping the rest\n`);
+      await cluster.stop();
+      process.stderr.write("cluster: stopped\n");
+      if (!("signal" in outcome)) throw new CliError(`${outcome.p.name} exited unexpectedly; its output is above`, 1);
+    });
+}
