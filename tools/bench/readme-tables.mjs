@@ -20,6 +20,7 @@ export const BLOCKS = {
   "occlusion-qwen2-0.5b": { files: ["occlusion-qwen2-0.5b-q8_0.json"], render: occlusionBlock },
   retrieval: { files: ["retrieval-chemlitqa-train.json", "retrieval-chemex-like-train.json"], render: retrievalBlock },
   "index-bench": { files: ["index-bench.json"], render: indexBlock },
+  "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
 };
 
 /** Reads a result file; `load` can be swapped (tests change numbers to see the check fail). */
@@ -137,6 +138,35 @@ function indexBlock(results) {
     ...Object.entries(data.query).map(
       ([mode, q]) => `| ${mode} | ${fixed(q.c1.p50_ms, 1)} | ${fixed(q.c1.p99_ms, 1)} | ${fixed(q.c8.p50_ms, 1)} | ${fixed(q.c8.p99_ms, 1)} | ${fixed(q.c8.qps, 0)} |`,
     ),
+    "",
+    provenance(results),
+  ].join("\n");
+}
+
+function clusterBlock(results) {
+  const [{ data }] = results;
+  const s = data.settings;
+  const l = data.latency;
+  const one = data.throughput.find((t) => t.workers === 1);
+  const two = data.speedup["2"];
+  const pct = (x) => `${fixed(x * 100, 1)} %`;
+  return [
+    `\`${basename(data.model)}\`, k = ${s.k}, ${s.max_tokens} new tokens, ${s.threads_per_worker} engine thread per worker (and in the embedded gateway), ` +
+      `${thousands(s.context_size)} KV cells per worker; latency is the median of ${s.repeats} Asks after a warm-up, throughput ${s.asks} Asks at once.`,
+    "",
+    "| | embedded | distributed, 1 worker | overhead |",
+    "|---|---|---|---|",
+    `| latency of one Ask (ms) | ${thousands(l.embedded.median_ms)} | ${thousands(l.distributed_1_worker.median_ms)} | ${thousands(l.overhead_ms)} (${pct(l.overhead_fraction)}; goal ≤ ${pct(data.goals.overhead_fraction)}) |`,
+    "",
+    "| workers | Asks | wall s | Asks/minute | vs 1 worker | jobs per worker |",
+    "|---|---|---|---|---|---|",
+    ...data.throughput.map(
+      (t) =>
+        `| ${t.workers} | ${t.asks} | ${fixed(t.wall_ms / 1000, 1)} | ${fixed(t.asks_per_minute, 1)} | ${one ? `${fixed(t.asks_per_minute / one.asks_per_minute, 2)}×` : "–"} | ${t.jobs_per_worker.join(", ")} |`,
+    ),
+    "",
+    `Same final answer embedded and distributed: ${l.same_final_answer ? "yes" : "**no**"}.` +
+      (two !== undefined ? ` Two single-thread workers on two cores: ${fixed(two, 2)}× one (goal ≥ ${fixed(data.goals.speedup_2_workers, 1)}×).` : ""),
     "",
     provenance(results),
   ].join("\n");

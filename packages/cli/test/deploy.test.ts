@@ -1,0 +1,182 @@
+// deploy/ cannot be started here (no Docker, no Kubernetes), so its files are held to what can be checked:
+// they parse, every command and option they run exists in this CLI, every role logs in as itself with its
+// own password, the manifests have the shape the design asks for, and the NATS permissions in the Helm
+// values are exactly those of deploy/nats/nats-server.conf (which the distributed tests run).
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { parse, parseAllDocuments } from "yaml";
+import { describe, expect, it } from "vitest";
+import { createProgram } from "../src/program.js";
+import { REPO_ROOT } from "./helpers/runCli.js";
+
+const DEPLOY = join(REPO_ROOT, "deploy");
+const ROLES = ["gateway", "worker", "selector", "index"] as const;
+type Role = (typeof ROLES)[number];
+
+interface K8sObject {
+  kind: string;
+  apiVersion: string;
+  metadata: { name: string };
+  spec: Record<string, any>;
+}
+interface Container {
+  name: string;
+  image: string;
+  args: string[];
+  env?: { name: string; value?: string; valueFrom?: Record<string, { name: string; key: string }> }[];
+  ports?: { name: string; containerPort: number }[];
+  resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface Permissions {
+  publish: string[];
+  subscribe: string[];
+  allow_responses: boolean;
+}
+
+const read = (path: string) => readFileSync(join(DEPLOY, path), "utf8");
+const docs = (path: string) => parseAllDocuments(read(path)).map((d) => d.toJS() as K8sObject);
+
+/** `attr-rag ARGS` is a real command and every --option it passes exists on it. */
+function expectValidCommand(args: readonly string[], where: string): void {
+  let command: Command = createProgram();
+  let i = 0;
+  while (i < args.length && !args[i]!.startsWith("-")) {
+    const sub = command.commands.find((c) => c.name() === args[i]);
+    if (sub === undefined) break;
+    command = sub;
+    i++;
+  }
+  expect(i, `${where}: "${args.join(" ")}" names no attr-rag command`).toBeGreaterThan(0);
+  expect(command.commands, `${where}: "${args.slice(0, i).join(" ")}" is a command group, not a command`).toHaveLength(0);
+  const longs = new Set(command.options.map((o) => o.long));
+  for (const arg of args.slice(i)) if (arg.startsWith("--")) expect(longs.has(arg.split("=")[0]!), `${where}: attr-rag ${args.slice(0, i).join(" ")} has no ${arg}`).toBe(true);
+}
+
+/** The users of deploy/nats/nats-server.conf with their permissions (the subset of NATS syntax it uses). */
+function confUsers(conf: string): Map<string, Permissions & { password: string }> {
+  const users = new Map<string, Permissions & { password: string }>();
+  const blocks = conf.split(/\n\s*user: /).slice(1);
+  const list = (block: string, key: string) => [...(new RegExp(`${key}: \\[([^\\]]*)\\]`).exec(block)?.[1] ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
+  for (const block of blocks) {
+    const name = /^(\w+)/.exec(block)![1]!;
+    users.set(name, {
+      password: /password: (\S+)/.exec(block)![1]!,
+      publish: list(block, "publish"),
+      subscribe: list(block, "subscribe"),
+      allow_responses: /allow_responses: true/.test(block),
+    });
+  }
+  return users;
+}
+
+describe("deploy/", () => {
+  const conf = confUsers(read("nats/nats-server.conf"));
+
+  it("deploy - nats-server.conf has one user per role, each with its own password variable", () => {
+    expect([...conf.keys()].sort()).toEqual([...ROLES].sort());
+    for (const role of ROLES) expect(conf.get(role)!.password).toBe(`$ATTR_RAG_${role.toUpperCase()}_PASSWORD`);
+    // Least privilege where it matters most: only the gateway may queue jobs; a worker may not.
+    expect(conf.get("gateway")!.publish).toContain("attr_rag.v1.queue.>");
+    for (const role of ["worker", "selector", "index"]) expect(conf.get(role)!.publish.some((s) => s.startsWith("attr_rag.v1.queue"))).toBe(false);
+  });
+
+  it("deploy - the NATS Helm values grant exactly the permissions of nats-server.conf, passwords from the attr-rag-nats Secret", () => {
+    const values = parse(read("k8s/nats-values.yaml"));
+    expect(values.config.jetstream.enabled).toBe(true);
+    const users = values.config.merge.accounts.ATTR_RAG.users as ({ user: string; password: string; permissions: Partial<Permissions> })[];
+    expect(users.map((u) => u.user).sort()).toEqual([...ROLES].sort());
+    for (const u of users) {
+      const c = conf.get(u.user)!;
+      expect(u.password).toBe(`<< ${c.password} >>`);
+      expect([...u.permissions.publish!].sort(), u.user).toEqual([...c.publish].sort());
+      expect([...u.permissions.subscribe!].sort(), u.user).toEqual([...c.subscribe].sort());
+      expect(u.permissions.allow_responses ?? false, u.user).toBe(c.allow_responses);
+      const env = values.container.env[c.password.slice(1)];
+      expect(env.valueFrom.secretKeyRef).toEqual({ name: "attr-rag-nats", key: `${u.user}-password` });
+    }
+  });
+
+  it("deploy - the kustomize base: gateway Deployment + Service, GPU worker Deployment, selector Deployment, index StatefulSet with a volume", () => {
+    const kustomization = parse(read("k8s/base/kustomization.yaml"));
+    const objects = (kustomization.resources as string[]).flatMap((file) => {
+      expect(existsSync(join(DEPLOY, "k8s/base", file)), file).toBe(true);
+      return docs(join("k8s/base", file));
+    });
+    const byName = new Map(objects.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
+    expect([...byName.keys()].sort()).toEqual([
+      "Deployment/attr-rag-gateway",
+      "Deployment/attr-rag-selector",
+      "Deployment/attr-rag-worker",
+      "Service/attr-rag-gateway",
+      "Service/attr-rag-index",
+      "StatefulSet/attr-rag-index",
+    ]);
+    const images = new Set((kustomization.images as { name: string }[]).map((i) => i.name));
+    const containers = (name: string): Container[] => byName.get(name)!.spec.template.spec.containers;
+    const roleOf: Record<string, Role> = { "Deployment/attr-rag-gateway": "gateway", "Deployment/attr-rag-worker": "worker", "Deployment/attr-rag-selector": "selector", "StatefulSet/attr-rag-index": "index" };
+    for (const [name, role] of Object.entries(roleOf)) {
+      const o = byName.get(name)!;
+      expect(o.spec.selector.matchLabels).toEqual(o.spec.template.metadata.labels);
+      const [c] = containers(name);
+      expect(images.has(c!.image), `${name}: image ${c!.image} is not in the kustomization's images`).toBe(true);
+      expectValidCommand(c!.args, name);
+      const env = new Map((c!.env ?? []).map((e) => [e.name, e]));
+      expect(env.get("ATTR_RAG_NATS_USER")?.value, name).toBe(role);
+      expect(env.get("ATTR_RAG_NATS_PASS")?.valueFrom?.secretKeyRef, name).toEqual({ name: "attr-rag-nats", key: `${role}-password` });
+      expect(env.get("ATTR_RAG_NATS")?.valueFrom?.configMapKeyRef, name).toEqual({ name: "attr-rag-config", key: "ATTR_RAG_NATS" });
+      for (const init of o.spec.template.spec.initContainers ?? []) expectValidCommand((init as Container).args, `${name} init ${init.name}`);
+    }
+    const [worker] = containers("Deployment/attr-rag-worker");
+    expect(worker!.resources!.limits!["nvidia.com/gpu"]).toBeGreaterThanOrEqual(1);
+    expect(worker!.args).toContain("--gpu-layers");
+    // The gateway asks for the model id the workers serve.
+    expect(worker!.args[worker!.args.indexOf("--model-id") + 1]).toBe("$(ATTR_RAG_MODEL)");
+    const [gateway] = containers("Deployment/attr-rag-gateway");
+    expect(new Map(gateway!.env!.map((e) => [e.name, e])).get("ATTR_RAG_MODEL")?.valueFrom?.configMapKeyRef?.key).toBe("ATTR_RAG_MODEL");
+    const service = byName.get("Service/attr-rag-gateway")!;
+    expect(service.spec.selector).toEqual(byName.get("Deployment/attr-rag-gateway")!.spec.template.metadata.labels);
+    expect(gateway!.ports!.map((p) => p.name)).toContain(service.spec.ports[0].targetPort);
+    const index = byName.get("StatefulSet/attr-rag-index")!;
+    const claim = index.spec.volumeClaimTemplates[0].metadata.name;
+    const [indexContainer] = containers("StatefulSet/attr-rag-index");
+    const store = indexContainer!.args[indexContainer!.args.indexOf("--store") + 1]!;
+    const mount = indexContainer!.volumeMounts!.find((m) => m.name === claim)!;
+    expect(store.startsWith(`${mount.mountPath}/`) || store === mount.mountPath).toBe(true);
+    expect(index.spec.serviceName).toBe("attr-rag-index");
+  });
+
+  it("deploy - compose.yaml runs every role with its own credentials and valid commands; the gateway is the only published port", () => {
+    const compose = parse(read("compose.yaml"), { merge: true });
+    const services = compose.services as Record<string, { command?: string[]; entrypoint?: string[]; environment?: Record<string, string>; ports?: string[]; volumes?: string[]; profiles?: string[] }>;
+    expect(Object.keys(services).sort()).toEqual(["gateway", "index", "ingest", "models-pull", "nats", "selector", "worker"]);
+    for (const role of ROLES) {
+      const s = services[role]!;
+      expectValidCommand(s.command!, `compose ${role}`);
+      expect(s.environment!.ATTR_RAG_NATS_USER).toBe(role);
+      expect(s.environment!.ATTR_RAG_NATS_PASS).toMatch(new RegExp(`^\\$\\{ATTR_RAG_${role.toUpperCase()}_PASSWORD:\\?`));
+    }
+    expectValidCommand(services["models-pull"]!.command!, "compose models-pull");
+    expectValidCommand(services.ingest!.entrypoint!.slice(2), "compose ingest");
+    for (const role of ROLES) expect(services.nats!.environment![`ATTR_RAG_${role.toUpperCase()}_PASSWORD`]).toBeDefined();
+    expect(services.nats!.volumes).toContain("./nats/nats-server.conf:/etc/nats/nats-server.conf:ro");
+    const published = Object.entries(services).filter(([, s]) => (s.ports ?? []).length > 0).map(([name]) => name);
+    expect(published).toEqual(["gateway"]);
+    const gw = services.gateway!.command!;
+    const wk = services.worker!.command!;
+    expect(gw[gw.indexOf("--model") + 1]).toBe(wk[wk.indexOf("--model-id") + 1]);
+    // The Dockerfiles the compose file and the manifests build exist, and .env stays out of git.
+    expect(existsSync(join(DEPLOY, "docker/Dockerfile"))).toBe(true);
+    expect(existsSync(join(DEPLOY, "docker/Dockerfile.cuda"))).toBe(true);
+    expect(readFileSync(join(REPO_ROOT, ".gitignore"), "utf8")).toMatch(/^deploy\/\.env$/m);
+  });
+
+  it("deploy - deploy/local/cluster is executable and runs attr-rag cluster", () => {
+    const script = read("local/cluster");
+    expect(statSync(join(DEPLOY, "local/cluster")).mode & 0o111).not.toBe(0);
+    expect(script.startsWith("#!/usr/bin/env bash")).toBe(true);
+    expect(script).toMatch(/exec node "\$main" cluster "\$@"/);
+    expectValidCommand(["cluster", "--workers", "2", "--store", "s", "--model", "m", "--port", "0", "--threads", "1", "--quiet"], "deploy/local/cluster usage");
+  });
+});
