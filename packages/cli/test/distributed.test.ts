@@ -77,7 +77,7 @@ describe("distributed mode (real nats-server, one process per role)", () => {
     }
   });
 
-  it("distributed - the selector and the index are NATS micro services: $SRV.PING and $SRV.INFO answer", async () => {
+  it("distributed - the selector and the index are NATS micro services: $SRV.PING, $SRV.INFO and $SRV.STATS answer", async () => {
     const nc = await connectNats({ url: cluster.url, name: "probe", user: "gateway", pass: PASSWORDS.gateway });
     try {
       for (const name of ["attr-rag-selector", "attr-rag-index"]) {
@@ -87,6 +87,24 @@ describe("distributed mode (real nats-server, one process per role)", () => {
         expect(info.endpoints.length).toBeGreaterThan(0);
         for (const e of info.endpoints) expect(e.metadata.request).toMatch(/^attr_rag\.v1\./);
       }
+      // STATS counts the requests each endpoint served: one index request and one unreadable selector request
+      // (answered with the service error header, not dropped).
+      type Stats = { type: string; endpoints: { name: string; num_requests: number; num_errors: number }[] };
+      const stats = async (name: string, endpoint: string) => {
+        const s = (await nc.request(`$SRV.STATS.${name}`, undefined, { timeout: 2_000 })).json<Stats>();
+        expect(s.type).toBe("io.nats.micro.v1.stats_response");
+        return s.endpoints.find((e) => e.name === endpoint)!;
+      };
+      const indexBefore = await stats("attr-rag-index", "get_stats");
+      const selectorBefore = await stats("attr-rag-selector", "select");
+      const reply = await nc.request("attr_rag.v1.index.get_stats", new Uint8Array(), { timeout: 5_000 });
+      expect(reply.headers?.get("Nats-Service-Error-Code") ?? "").toBe("");
+      const bad = await nc.request("attr_rag.v1.selector.select", new Uint8Array([0xff, 0xff, 0xff]), { timeout: 5_000 });
+      expect(bad.headers?.get("Nats-Service-Error-Code")).toBe("3"); // INVALID_ARGUMENT
+      const indexAfter = await stats("attr-rag-index", "get_stats");
+      const selectorAfter = await stats("attr-rag-selector", "select");
+      expect(indexAfter.num_requests).toBe(indexBefore.num_requests + 1);
+      expect(selectorAfter.num_requests).toBe(selectorBefore.num_requests + 1);
     } finally {
       await nc.close();
     }

@@ -36,13 +36,13 @@ describe("engine jobs over JetStream", () => {
   let client: NatsConnection;
   let engine: NatsEngine;
   const logs: string[] = [];
-  const workers: { worker: RunningWorker; nc: NatsConnection; ctx: EngineContext }[] = [];
+  const workers: { name: string; worker: RunningWorker; nc: NatsConnection; ctx: EngineContext }[] = [];
 
   async function addWorker(name: string, ctx?: EngineContext) {
     const nc = await connectNats({ url: server.url, name });
     const engineCtx = ctx ?? (await model.createContext({ contextSize: 4096, sequences: 4, threads: 1 }));
     const worker = await startWorker({ nc, engine: engineCtx, modelId: MODEL_ID, workerId: name, queue: QUEUE, stopGraceMs: 2_000, log: (l) => logs.push(l) });
-    workers.push({ worker, nc, ctx: engineCtx });
+    workers.push({ name, worker, nc, ctx: engineCtx });
     return { worker, nc, ctx: engineCtx };
   }
 
@@ -70,11 +70,15 @@ describe("engine jobs over JetStream", () => {
     const byWorker = new Map<string, number>();
     for (const r of results) byWorker.set(r.workerId, (byWorker.get(r.workerId) ?? 0) + 1);
     expect([...byWorker.keys()].sort()).toEqual(["w1", "w2", "w3"]);
-    expect(workers.reduce((n, w) => n + w.worker.completed, 0)).toBe(30);
     for (const r of results) expect(r.answer!.tokenIds).toHaveLength(4);
+    // Each job ran once: one start in the logs, no redelivery.
+    for (let i = 0; i < 30; i++) expect(logs.filter((l) => l.includes(`running generation job job-${i} (`))).toEqual([expect.stringContaining("(attempt 1,")]);
+    // A worker publishes the result, then acks: the caller can hold every result a moment before the last ack.
+    await expect.poll(() => workers.reduce((n, w) => n + w.worker.completed, 0)).toBe(30);
+    for (const w of workers) expect(w.worker.completed).toBe(byWorker.get(w.name));
     // Work-queue retention: every acknowledged job has left the stream.
     const jsm = await jetstreamManager(client);
-    expect((await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(0);
+    await expect.poll(async () => (await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(0);
   });
 
   it("worker queue - a likelihood job over NATS gives the utilities the in-process runner gives", async () => {
@@ -129,6 +133,45 @@ describe("engine jobs over JetStream", () => {
     const jsm = await jetstreamManager(client);
     const dead = await jsm.streams.getMessage(DEAD_LETTER_STREAM, { last_by_subj: "attr_rag.v1.dead.generation" });
     expect(DeadLetter.decode(dead!.data)).toMatchObject({ jobId: "garbage-1", deliveries: 1, reason: expect.stringMatching(/^undecodable generation job/) });
+  });
+
+  it("worker queue - a stopping worker finishes the running job within its grace, else hands it back to another worker", async () => {
+    // Model ids of their own, so only the workers started here see these jobs.
+    const start = async (name: string, modelId: string, stopGraceMs: number) => {
+      const nc = await connectNats({ url: server.url, name });
+      const ctx = await model.createContext({ contextSize: 4096, sequences: 4, threads: 1 });
+      const worker = await startWorker({ nc, engine: ctx, modelId, workerId: name, queue: QUEUE, stopGraceMs, log: (l) => logs.push(l) });
+      return { worker, nc, ctx };
+    };
+    const job = (jobId: string, model: string) => ({ ...generationJob(jobId, 600), model });
+    const running = (what: string) => expect.poll(() => logs.some((l) => l.includes(`running ${what}`)), { timeout: 10_000 }).toBe(true);
+
+    const a = await start("stop-a", "stoptest-a", 30_000);
+    const finished = engine.generate(job("stop-1", "stoptest-a"), () => {}, new AbortController().signal);
+    await running("generation job stop-1");
+    await a.worker.stop();
+    const result = await finished;
+    expect(result.workerId).toBe("stop-a");
+    expect(result.answer!.tokenIds.length).toBeGreaterThan(0);
+    expect(a.worker.completed).toBe(1);
+    await a.nc.close();
+
+    const b = await start("stop-b", "stoptest-b", 1);
+    // A long occlusion job (4 answers of up to 600 tokens) that a 1 ms grace cannot wait for.
+    const handedBack = engine.occlude({ ...occlusionJob("stop-2", 600), model: "stoptest-b" }, () => {}, new AbortController().signal);
+    await running("occlusion job stop-2");
+    await b.worker.stop();
+    expect(logs).toContain("worker stop-b: stopping; occlusion job stop-2 handed back to the queue");
+    expect(b.worker.completed).toBe(0);
+    expect(b.ctx.sequencesInUse()).toBe(0);
+    await b.nc.close();
+    const c = await start("stop-c", "stoptest-b", 30_000);
+    const second = await handedBack;
+    expect(second.workerId).toBe("stop-c");
+    expect(logs.some((l) => /worker stop-c: running occlusion job stop-2 \(attempt 2/.test(l))).toBe(true);
+    expect(second.occluded).toHaveLength(3);
+    await c.worker.stop();
+    await c.nc.close();
   });
 
   it("worker queue - a job that fails on every delivery ends in the dead letters after max_deliver, and its caller is told", async () => {

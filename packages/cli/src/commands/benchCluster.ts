@@ -66,7 +66,7 @@ export function registerBenchClusterCommand(bench: Command): void {
       const tmp = o.store === undefined ? mkdtempSync(join(tmpdir(), "attr-rag-bench-cluster-")) : undefined;
       const store = o.store ?? join(tmp!, "store");
       try {
-        if (o.store === undefined) await ingestDemoCorpus(store);
+        if (o.store === undefined) await ingestDemoCorpus(store, "bench cluster");
         const report = await runClusterBench({ store, modelPath, workerCounts, asks, repeats, ...settings, onProgress: (line) => process.stderr.write(`bench cluster: ${line}\n`) });
         // The model as given (a relative path or a cache name), not this machine's absolute path.
         const model = o.model ?? "examples/models/stories260K.gguf";

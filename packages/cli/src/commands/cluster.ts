@@ -52,7 +52,7 @@ export function registerClusterCommand(program: Command): void {
         throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
       }
       const store = o.store ?? ".cache/demo-store";
-      if (o.store === undefined) await ingestDemoCorpus(store);
+      if (o.store === undefined) await ingestDemoCorpus(store, "cluster");
       process.stderr.write(`cluster: starting nats-server, index, ${workers} worker(s) (${threads} thread(s) each), selector and gateway\n`);
       const cluster = await LocalCluster.start({
         store,

@@ -28,7 +28,7 @@ export function demoModelPath(): string {
 }
 
 /** Builds (or refreshes) the demo store; unchanged documents are skipped, so a second run is quick. */
-export async function ingestDemoCorpus(storeDir: string): Promise<void> {
+export async function ingestDemoCorpus(storeDir: string, label = "demo"): Promise<void> {
   const embedder = await startEmbedder("use-lite");
   try {
     const store = await ChunkStore.open(storeDir, { create: true, embedder: { id: embedder.id, dimensions: embedder.dimensions }, embed: (t) => embedder.embed(t) }).catch((err: unknown) => {
@@ -46,7 +46,7 @@ export async function ingestDemoCorpus(storeDir: string): Promise<void> {
       } catch (err) {
         throw storeErrorToCli(err);
       }
-      process.stderr.write(`demo corpus: ${documents} documents in ${storeDir} (${written} chunks embedded now)\n`);
+      process.stderr.write(`${label}: ${documents} documents in ${storeDir} (${written} chunks embedded now)\n`);
     } finally {
       await store.close();
     }
