@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { natsServerMissing } from "@attr-rag/nats";
 import { runCli } from "./helpers/runCli.js";
 
+const missing = natsServerMissing();
+
 describe("attr-rag bench cluster", () => {
-  it("cli bench cluster - measures embedded vs distributed latency and asks/minute per worker count on real clusters, as one JSON line", async () => {
+  it.skipIf(missing !== undefined)(`cli bench cluster - measures embedded vs distributed latency and asks/minute per worker count on real clusters, as one JSON line${missing ? ` (skipped: ${missing})` : ""}`, async () => {
     const args = ["bench", "cluster", "--workers", "1,2", "--asks", "3", "--repeats", "1", "--k", "4", "--max-tokens", "8", "--context-size", "8192", "--json"];
     const r = await runCli(args);
     expect(r.code, r.stderr).toBe(0);

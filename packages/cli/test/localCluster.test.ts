@@ -4,10 +4,12 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AskEvent, type AttributionTable } from "@attr-rag/contracts";
+import { natsServerMissing } from "@attr-rag/nats";
 import { afterAll, describe, expect, it } from "vitest";
 import { ClusterProcess } from "../src/cluster/clusterProcess.js";
 import { cleanEnv, REPO_ROOT, runCli } from "./helpers/runCli.js";
 
+const missing = natsServerMissing();
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-local-cluster-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -29,7 +31,7 @@ const accepts = (address: string) =>
   });
 
 describe("deploy/local/cluster", () => {
-  it("deploy/local/cluster - starts nats-server, an index, 2 workers, a selector and a gateway as processes, answers an Ask, and Ctrl-C stops them all", async () => {
+  it.skipIf(missing !== undefined)(`deploy/local/cluster - starts nats-server, an index, 2 workers, a selector and a gateway as processes, answers an Ask, and Ctrl-C stops them all${missing ? ` (skipped: ${missing})` : ""}`, async () => {
     // From an empty directory: the demo store is built there (.cache/demo-store), as a new user would get it.
     const child = spawn(join(REPO_ROOT, "deploy/local/cluster"), ["--workers", "2", "--port", "0", "--context-size", "8192", "--quiet"], {
       cwd: dir,

@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { IngestStatus, RetrievalMode, type SearchRequest } from "@attr-rag/contracts";
-import { connectNats, ConnectionWatch, startNatsServer } from "@attr-rag/nats";
+import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer } from "@attr-rag/nats";
 import { describe, expect, it } from "vitest";
 import { LocalIndex, NatsIndex, serveIndexOverNats, ServiceError } from "../src/index.js";
 import { TestEmbedder } from "./helpers/serviceHarness.js";
@@ -18,7 +18,9 @@ async function statusOf(p: Promise<unknown>): Promise<ServiceError> {
   return err;
 }
 
-describe("index over NATS", () => {
+const missing = natsServerMissing();
+
+describe.skipIf(missing !== undefined)(`index over NATS${missing ? ` (skipped: ${missing})` : ""}`, () => {
   it("index nats - every endpoint answers exactly what the in-process index answers, errors included", async () => {
     await using server = await startNatsServer();
     await using t = await tempStore();

@@ -1,7 +1,7 @@
 // Public API of @attr-rag/nats: NATS plumbing shared by the distributed roles. Siblings import only from here.
 export { connectNats, NatsConnectError, type NatsClientOptions } from "./connect.js";
 export { ConnectionWatch } from "./connectionWatch.js";
-export { natsServerAvailable, startNatsServer, type NatsServer, type NatsServerOptions } from "./natsServer.js";
+export { natsServerAvailable, natsServerMissing, startNatsServer, type NatsServer, type NatsServerOptions } from "./natsServer.js";
 export { DEFAULT_JOB_QUEUE, ensureJobStreams, ensureWorkerConsumer, workerConsumerConfig, type JobQueueSettings } from "./jobStreams.js";
 export { Code, RemoteError, requestProto, serveService, type EndpointHandler, type ProtoCodec, type RequestOptions } from "./protoRpc.js";
 export type { Service } from "@nats-io/services";

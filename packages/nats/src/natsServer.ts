@@ -45,6 +45,11 @@ export function natsServerAvailable(executable = "nats-server"): boolean {
   return spawnSync(executable, ["--version"], { stdio: "ignore" }).status === 0;
 }
 
+/** Why no nats-server can be started here (tests skip with it as their reason), or undefined when one can. */
+export function natsServerMissing(executable = "nats-server"): string | undefined {
+  return natsServerAvailable(executable) ? undefined : `${executable} is not on PATH (Debian: apt-get install -y nats-server; .ci/run installs it)`;
+}
+
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServer> {
   const executable = options.executable ?? "nats-server";
   if (!natsServerAvailable(executable)) {

@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { DEAD_LETTER_STREAM, DeadLetter, GenerationJob, GenerationResult, JobErrorCode, JOBS_STREAM, jobResultSubject, jobSubject, type OcclusionJob } from "@attr-rag/contracts";
 import { defaultModelPath, Model, type EngineContext } from "@attr-rag/engine";
-import { connectNats, ConnectionWatch, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
+import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobFailure } from "../src/jobFailure.js";
 import { NatsEngine } from "../src/nats/natsEngine.js";
@@ -30,7 +30,9 @@ function occlusionJob(jobId: string, maxTokens: number): OcclusionJob {
   };
 }
 
-describe("engine jobs over JetStream", () => {
+const missing = natsServerMissing();
+
+describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let server: NatsServer;
   let model: Model;
   let client: NatsConnection;

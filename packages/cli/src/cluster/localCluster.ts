@@ -2,12 +2,12 @@
 // per-role users), `attr-rag index serve --nats`, N `attr-rag worker`s, `attr-rag selector` and
 // `attr-rag serve --nats`, each a process of its own with its own role's credentials. What
 // `deploy/local/cluster` runs, what `attr-rag bench cluster` measures and what the distributed tests start.
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { startNatsServer, type NatsServer } from "@attr-rag/nats";
 import { modelIdOf } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
+import { checkClusterPassword, newClusterPassword } from "./clusterPasswords.js";
 import { ClusterProcess } from "./clusterProcess.js";
 
 export const NATS_CONFIG = fileURLToPath(new URL("../../../../deploy/nats/nats-server.conf", import.meta.url));
@@ -73,7 +73,8 @@ export class LocalCluster implements AsyncDisposable {
   static async start(options: LocalClusterOptions): Promise<LocalCluster> {
     if (!Number.isInteger(options.workers) || options.workers < 1) throw new CliError(`a cluster needs at least one worker, got ${options.workers}`);
     if (!existsSync(NATS_CONFIG)) throw new CliError(`the NATS configuration ${NATS_CONFIG} is missing from this checkout (restore it with \`git checkout -- deploy\`)`, 2);
-    const passwords = options.passwords ?? (Object.fromEntries(ROLES.map((r) => [r, randomBytes(18).toString("base64url")])) as Record<Role, string>);
+    const passwords = options.passwords ?? (Object.fromEntries(ROLES.map((r) => [r, newClusterPassword()])) as Record<Role, string>);
+    for (const role of ROLES) checkClusterPassword(role, passwords[role]);
     let nats: NatsServer;
     try {
       nats = await startNatsServer({
