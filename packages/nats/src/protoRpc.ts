@@ -69,6 +69,9 @@ export async function serveService(
       },
     });
   }
+  // The endpoints' subscriptions reach the server only when the connection flushes: until then a request
+  // from another connection finds no responders. Callers treat the returned service as ready.
+  await nc.flush();
   return service;
 }
 
