@@ -69,3 +69,24 @@ export {
 } from "./metrics/index.js";
 export { ATTRIBUTION_METRICS, isAttributionMetric, type AttributionMetric } from "./attribution/attributionMetrics.js";
 export { attributionScores, type AttributionInput, type AttributionTable } from "./attribution/attributionScores.js";
+export { CoalitionGame, coalitionOfMask, type Coalition, type Utility } from "./coalitions/coalitionGame.js";
+export {
+  checkCoalitionOptions,
+  COALITION_METHODS,
+  DEFAULT_BETA,
+  DEFAULT_LASSO_RATIO,
+  DEFAULT_SAMPLES,
+  DEFAULT_TRUNCATION,
+  isCoalitionMethod,
+  MAX_EXACT_SETS,
+  MAX_SAMPLES,
+  SAMPLING_METHODS,
+  type CoalitionAttribution,
+  type CoalitionMethod,
+  type CoalitionOptions,
+} from "./coalitions/coalitionOptions.js";
+export { attributeCoalitions } from "./coalitions/attributeCoalitions.js";
+export { exactSemivalue, exactShapley } from "./coalitions/exactSemivalue.js";
+export { betaPositionWeights, shapleyPositionWeights } from "./coalitions/semivalueWeights.js";
+export { averageRanks, kendallTau, spearman } from "./coalitions/rankCorrelation.js";
+export { SeededRandom } from "./coalitions/seededRandom.js";
