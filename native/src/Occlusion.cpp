@@ -371,11 +371,15 @@ class Scheduler {
 }  // namespace
 
 void sharePrefix(llama_memory_t mem, bool kvUnified, llama_seq_id dst, llama_pos length) {
+  sharePrefixFrom(mem, kvUnified, 0, dst, length);
+}
+
+void sharePrefixFrom(llama_memory_t mem, bool kvUnified, llama_seq_id src, llama_seq_id dst, llama_pos length) {
   if (length <= 0) return;
   if (kvUnified) {
-    llama_memory_seq_cp(mem, 0, dst, 0, length);
+    llama_memory_seq_cp(mem, src, dst, 0, length);
   } else {
-    llama_memory_seq_cp(mem, 0, dst, -1, -1);
+    llama_memory_seq_cp(mem, src, dst, -1, -1);
     llama_memory_seq_rm(mem, dst, length, -1);
   }
 }

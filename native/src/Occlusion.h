@@ -70,6 +70,8 @@ long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel);
 // a per-sequence cache can only copy a whole stream (a partial cross-stream copy trips a GGML_ASSERT), so the
 // stream is copied and the tail trimmed.
 void sharePrefix(llama_memory_t mem, bool kvUnified, llama_seq_id dst, llama_pos length);
+// The same from any source sequence that holds at least `length` positions.
+void sharePrefixFrom(llama_memory_t mem, bool kvUnified, llama_seq_id src, llama_seq_id dst, llama_pos length);
 
 OcclusionResult runOcclusion(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
                              const OcclusionProgress& progress);

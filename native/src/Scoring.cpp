@@ -34,12 +34,6 @@ std::vector<llama_token> tailAfter(const ScoreRequest& req, const std::vector<in
   return t;
 }
 
-llama_pos prefixLength(const ScoreRequest& req, size_t firstMissingBlock) {
-  size_t n = req.prefix.size();
-  for (size_t i = 0; i < firstMissingBlock; i++) n += req.blocks[i].size();
-  return static_cast<llama_pos>(n);
-}
-
 std::vector<int32_t> allBlocks(size_t n) {
   std::vector<int32_t> all(n);
   for (size_t i = 0; i < n; i++) all[i] = static_cast<int32_t>(i);
@@ -54,6 +48,48 @@ void addScored(std::vector<BatchItem>& items, const std::vector<llama_token>& to
     const bool out = i >= firstOut;
     items.push_back({tokens[i], pos + static_cast<llama_pos>(i), seq, out, tag, out ? static_cast<int32_t>(i - firstOut) : 0});
   }
+}
+
+// Tokens a coalition's prompt has before its tail when it shares its first `sharedBlocks` sets.
+llama_pos sharedLength(const ScoreRequest& req, const std::vector<int32_t>& coalition, size_t sharedBlocks) {
+  size_t n = req.prefix.size();
+  for (size_t i = 0; i < sharedBlocks; i++) n += req.blocks[coalition[i]].size();
+  return static_cast<llama_pos>(n);
+}
+
+struct WavePlan {
+  size_t index;            // coalition index in the request
+  llama_seq_id seq;        // its sequence in this wave
+  llama_seq_id source;     // where its shared prefix is copied from (0: the full prompt)
+  llama_pos shared;        // positions copied
+  size_t fromBlock;        // first block index of its tail
+  int round;               // decode round: after its source's
+};
+
+// For each coalition of pending[start, end): the sequence holding the longest prefix it shares, among the
+// full prompt and the wave's earlier coalitions (a trie: every shared set is decoded once per wave).
+std::vector<WavePlan> planWave(const ScoreRequest& req, const std::vector<size_t>& pending, size_t start, size_t end) {
+  std::vector<WavePlan> plans;
+  for (size_t k = start; k < end; k++) {
+    const auto& c = req.coalitions[pending[k]];
+    size_t sharedBlocks = firstMissing(c, req.blocks.size());
+    WavePlan p{pending[k], static_cast<llama_seq_id>(1 + (k - start)), 0, sharedLength(req, c, sharedBlocks), 0, 0};
+    for (const auto& earlier : plans) {
+      const auto& e = req.coalitions[earlier.index];
+      size_t common = 0;
+      while (common < c.size() && common < e.size() && c[common] == e[common]) common++;
+      const llama_pos length = sharedLength(req, c, common);
+      if (length > p.shared) {
+        p.shared = length;
+        p.source = earlier.seq;
+        p.round = earlier.round + 1;
+        sharedBlocks = common;
+      }
+    }
+    p.fromBlock = sharedBlocks < c.size() ? static_cast<size_t>(c[sharedBlocks]) : req.blocks.size();
+    plans.push_back(p);
+  }
+  return plans;
 }
 
 }  // namespace
@@ -117,20 +153,31 @@ ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::a
       throw std::runtime_error("the KV cache cannot hold the scoring prompts (" + std::to_string(scoreCellsNeeded(req, 1)) +
                                " cells needed, context has " + std::to_string(cells) + "); use a larger contextSize");
     }
+    // Coalitions in trie order (lexicographic over their set indices in prompt order): those sharing leading
+    // sets land in the same wave, where each copies its deepest shared prefix instead of decoding it again.
+    std::stable_sort(pending.begin(), pending.end(), [&](size_t a, size_t b) {
+      const auto& x = req.coalitions[a];
+      const auto& y = req.coalitions[b];
+      return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
+    });
     for (size_t start = 0; start < pending.size(); start += parallel) {
       const size_t end = std::min(pending.size(), start + parallel);
-      items.clear();
-      for (size_t k = start; k < end; k++) {
-        const auto& coalition = req.coalitions[pending[k]];
-        const size_t f = firstMissing(coalition, req.blocks.size());
-        const llama_pos shared = prefixLength(req, f);
-        const auto seq = static_cast<llama_seq_id>(1 + (k - start));
-        sharePrefix(mem, req.kvUnified, seq, shared);
-        result.counters.tokensReused += shared;
-        addScored(items, tailAfter(req, coalition, f), shared, seq, static_cast<int32_t>(pending[k]), T);
+      const auto plans = planWave(req, pending, start, end);
+      int rounds = 0;
+      for (const auto& p : plans) rounds = std::max(rounds, p.round + 1);
+      // A round decodes every coalition whose source finished in an earlier round (the full prompt is round -1).
+      for (int round = 0; round < rounds; round++) {
+        items.clear();
+        for (const auto& p : plans) {
+          if (p.round != round) continue;
+          const auto& coalition = req.coalitions[p.index];
+          sharePrefixFrom(mem, req.kvUnified, p.source, p.seq, p.shared);
+          result.counters.tokensReused += p.shared;
+          addScored(items, tailAfter(req, coalition, p.fromBlock), p.shared, p.seq, static_cast<int32_t>(p.index), T);
+        }
+        runner.run(items, onOutput, stats);
       }
-      runner.run(items, onOutput, stats);
-      for (size_t k = start; k < end; k++) llama_memory_seq_rm(mem, static_cast<llama_seq_id>(1 + (k - start)), -1, -1);
+      for (const auto& p : plans) llama_memory_seq_rm(mem, p.seq, -1, -1);
       result.counters.waves++;
     }
   } catch (...) {

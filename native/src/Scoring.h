@@ -1,6 +1,8 @@
 // Teacher-forced scoring: log P(continuation | question, coalition of chunk sets) for many coalitions in
-// batched passes. Every coalition copies from the all-sets prompt the prefix it shares with it (up to its
-// first missing set), so leave-one-out costs about what occlusion's prefill costs.
+// batched passes. Coalitions are taken in trie order (lexicographic over their sets in prompt order); each
+// copies the longest prefix it shares with the all-sets prompt (up to its first missing set) or with an
+// earlier coalition of its wave, so leave-one-out costs about what occlusion's prefill costs and sampled
+// coalitions decode each shared run of sets once per wave.
 #pragma once
 
 #include <atomic>
