@@ -60,7 +60,7 @@ describe("gateway pipeline (embedded)", () => {
       const sets = ["Weigh 2.00 g of p-aminophenol.", "Add 2.2 mL of acetic anhydride.", "Heat at 85 °C for 15 minutes.", "Once upon a time there was a cat."].map((text, i) => ({ id: String(i), text }));
       const result = await attributeSets(
         runtime,
-        { question: QUESTION, sets, generation: { maxTokens: 20, strategy }, selection: resolveSelection(undefined, runtime.config), includeOccludedAnswers: true, dropSetsThatDoNotFit: false },
+        { question: QUESTION, sets, generation: { maxTokens: 20, strategy }, selection: resolveSelection(undefined, runtime.config), attribution: { method: "occlusion" }, includeOccludedAnswers: true, dropSetsThatDoNotFit: false },
         {
           onInitialDelta: (d) => (order.push("delta"), deltas.push(d)),
           onProgress: (p) => (order.push("progress"), progress.push(p)),

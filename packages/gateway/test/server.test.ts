@@ -190,7 +190,7 @@ describe("gateway server", () => {
       [{ question: QUESTION, generation: { maxTokens: 0, strategy: 0 } }, status.INVALID_ARGUMENT],
       [{ question: QUESTION, retrieval: { mode: 99 as RetrievalMode } }, status.INVALID_ARGUMENT],
       [{ question: QUESTION, requestId: "has.dots" }, status.INVALID_ARGUMENT],
-      [{ question: QUESTION, attribution: { method: AttributionMethod.ATTRIBUTION_METHOD_KERNEL_SHAP } }, status.UNIMPLEMENTED],
+      [{ question: QUESTION, attribution: { method: AttributionMethod.ATTRIBUTION_METHOD_KERNEL_SHAP, samples: 0 } }, status.INVALID_ARGUMENT],
       [{ question: QUESTION, attribution: { method: 99 as AttributionMethod } }, status.INVALID_ARGUMENT],
       [{ question: QUESTION, generation: { strategy: 99 as EngineStrategy } }, status.INVALID_ARGUMENT],
       [{ question: QUESTION, selection: { strategy: 7 as SelectionStrategy, metrics: [] } }, status.INVALID_ARGUMENT],

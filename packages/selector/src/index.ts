@@ -2,7 +2,7 @@
 export { selectSets } from "./selectSets.js";
 export { LocalSelector, type SelectorBackend, type SelectorDeps } from "./selectorBackend.js";
 export { settingsFromProto, settingsToProto, type SelectionSettings } from "./selectionSettings.js";
-export { metricFromProto, metricToProto } from "./protoNames.js";
+export { metricFromProto, metricToProto, type SelectionMetric } from "./protoNames.js";
 export { fillKeptGaps, type GetChunksFn } from "./gapFill.js";
 export { serveSelectorOverNats } from "./nats/selectorOverNats.js";
 export { NatsSelector } from "./nats/natsSelector.js";

@@ -6,7 +6,7 @@ import { attributionScores, selectChunkSets, type AttributionMetric } from "@att
 import { ServiceError } from "@attr-rag/index";
 import { answerEmbeddings } from "./answerEmbeddings.js";
 import { fillKeptGaps } from "./gapFill.js";
-import { metricFromProto, metricToProto } from "./protoNames.js";
+import { metricFromProto, metricToProto, type SelectionMetric } from "./protoNames.js";
 import type { SelectorDeps } from "./selectorBackend.js";
 import { settingsFromProto } from "./selectionSettings.js";
 import { selectionToProto } from "./selectionToProto.js";
@@ -23,10 +23,16 @@ export async function selectSets(request: SelectionRequest, deps: SelectorDeps, 
 
   const t0 = performance.now();
   let embedder = "";
-  let alphas: Readonly<Record<string, readonly number[]>>;
-  if (request.attribution !== undefined && request.attribution.rows.length > 0) {
-    alphas = alphasOf(request.attribution, metrics, setIds);
-  } else {
+  // Columns the caller computed (a coalition method's LOG_LIKELIHOOD, or leave-one-out beside occlusion)
+  // are taken as given; the text metrics are computed here from the occluded answers.
+  const given = request.attribution !== undefined && request.attribution.rows.length > 0 ? request.attribution : undefined;
+  const fromTable = given ? alphasOf(given, setIds).alphas : {};
+  const textMetrics = metrics.filter((m): m is AttributionMetric => m !== "loglik" && fromTable[m] === undefined);
+  if (metrics.includes("loglik") && fromTable.loglik === undefined) {
+    throw invalid("selection request: LOG_LIKELIHOOD is among the metrics but the request has no attribution table with it");
+  }
+  const alphas: Record<string, readonly number[]> = Object.fromEntries(metrics.filter((m) => fromTable[m] !== undefined).map((m) => [m, fromTable[m]!]));
+  if (textMetrics.length > 0) {
     if (request.answers.length !== sets.length) throw invalid(`selection request: ${request.answers.length} answers for ${sets.length} sets`);
     const occluded = [...request.answers].sort((a, b) => a.setIndex - b.setIndex).map((a) => a.text);
     const embed = async (texts: readonly string[], s: AbortSignal) => {
@@ -34,8 +40,8 @@ export async function selectSets(request: SelectionRequest, deps: SelectorDeps, 
       embedder = response.embedder;
       return response.embeddings.map((e) => Float32Array.from(e.values));
     };
-    const embeddings = metrics.includes("cosine") ? await answerEmbeddings(embed, request.fullAnswer, occluded, signal) : undefined;
-    alphas = attributionScores({ full: request.fullAnswer, occluded, metrics, ...(embeddings ? { embeddings } : {}) }).alphas;
+    const embeddings = textMetrics.includes("cosine") ? await answerEmbeddings(embed, request.fullAnswer, occluded, signal) : undefined;
+    Object.assign(alphas, attributionScores({ full: request.fullAnswer, occluded, metrics: textMetrics, ...(embeddings ? { embeddings } : {}) }).alphas);
   }
   const attributionMs = performance.now() - t0;
 
@@ -64,24 +70,39 @@ export async function selectSets(request: SelectionRequest, deps: SelectorDeps, 
   const gapFillMs = performance.now() - t2;
 
   const attribution: AttributionTable = {
-    method: AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION,
+    method: given?.method ?? AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION,
     metrics: metrics.map(metricToProto),
-    rows: setIds.map((setId, j) => ({ setIndex: j, setId, scores: metrics.map((m) => ({ metric: metricToProto(m), alpha: alphas[m]![j]! })) })),
-    evaluations: request.attribution?.evaluations ?? sets.length,
+    rows: setIds.map((setId, j) => {
+      const row = given?.rows[j];
+      return {
+        setIndex: j,
+        setId,
+        scores: metrics.map((m) => {
+          const std = row?.scores.find((sc) => metricFromProto(sc.metric) === m)?.stdError;
+          return { metric: metricToProto(m), alpha: alphas[m]![j]!, ...(std !== undefined ? { stdError: std } : {}) };
+        }),
+        ...(row?.loglikWithout !== undefined ? { loglikWithout: row.loglikWithout } : {}),
+      };
+    }),
+    ...(given?.loglikFull !== undefined ? { loglikFull: given.loglikFull } : {}),
+    ...(given?.loglikEmpty !== undefined ? { loglikEmpty: given.loglikEmpty } : {}),
+    evaluations: given?.evaluations ?? sets.length,
   };
   return { requestId: request.requestId, attribution, selection, gapFill: filled.gapFill, embedder, attributionMs, selectionMs, gapFillMs, warnings };
 }
 
-/** α given by the caller (a coalition method): one row per set, in set order, with every requested metric. */
-function alphasOf(table: AttributionTable, metrics: readonly AttributionMetric[], setIds: readonly string[]): Record<string, number[]> {
+/** α given by the caller: one row per set, in set order; every column of the table. */
+function alphasOf(table: AttributionTable, setIds: readonly string[]): { alphas: Partial<Record<SelectionMetric, number[]>> } {
   if (table.rows.length !== setIds.length) throw invalid(`selection request: the attribution table has ${table.rows.length} rows for ${setIds.length} sets`);
-  const alphas: Record<string, number[]> = Object.fromEntries(metrics.map((m) => [m, [] as number[]]));
+  const columns = table.metrics.map(metricFromProto);
+  const alphas: Partial<Record<SelectionMetric, number[]>> = Object.fromEntries(columns.map((m) => [m, [] as number[]]));
   table.rows.forEach((row, j) => {
-    for (const m of metrics) {
+    if (row.setId !== setIds[j]) throw invalid(`selection request: attribution row ${j} is set "${row.setId}", not "${setIds[j]}"`);
+    for (const m of columns) {
       const score = row.scores.find((s) => metricFromProto(s.metric) === m);
-      if (score === undefined) throw invalid(`selection request: attribution row ${j} has no ${m} score`);
+      if (score === undefined || !Number.isFinite(score.alpha)) throw invalid(`selection request: attribution row ${j} has no finite ${m} score`);
       alphas[m]!.push(score.alpha);
     }
   });
-  return alphas;
+  return { alphas };
 }

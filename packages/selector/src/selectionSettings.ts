@@ -1,10 +1,9 @@
 import { SelectionStrategy, type SelectionParams } from "@attr-rag/contracts";
-import type { AttributionMetric } from "@attr-rag/core";
-import { metricFromProto, metricToProto } from "./protoNames.js";
+import { metricFromProto, metricToProto, type SelectionMetric } from "./protoNames.js";
 
 /** Selection parameters with every default applied (what the gateway resolved from the request and config). */
 export interface SelectionSettings {
-  metrics: AttributionMetric[];
+  metrics: SelectionMetric[];
   tau: number;
   minVotes: number;
   epsilon: number;

@@ -6,8 +6,8 @@ import {
   type SelectionExplanation,
   type SetSelection,
 } from "@attr-rag/contracts";
-import type { AttributionMetric, SelectionReason as CoreReason, SelectionResult } from "@attr-rag/core";
-import { metricToProto } from "./protoNames.js";
+import type { SelectionReason as CoreReason, SelectionResult } from "@attr-rag/core";
+import { metricToProto, type SelectionMetric } from "./protoNames.js";
 import type { SelectionSettings } from "./selectionSettings.js";
 
 const REASONS: Record<CoreReason, SelectionReason> = {
@@ -28,7 +28,7 @@ export function selectionToProto(
   params: SelectionSettings,
   minVotesCapped: boolean,
 ): SelectionExplanation {
-  const metrics = result.perMetric.map((v) => v.metric as AttributionMetric);
+  const metrics = result.perMetric.map((v) => v.metric as SelectionMetric);
   const sets: SetSelection[] = result.decisions.map((d) => ({
     setIndex: d.index,
     setId: d.id,
@@ -43,7 +43,7 @@ export function selectionToProto(
       const next = v.order[at + 1];
       const alpha = alphas[v.metric]!;
       return {
-        metric: metricToProto(v.metric as AttributionMetric),
+        metric: metricToProto(v.metric as SelectionMetric),
         rank: at + 1,
         dropToNext: next === undefined ? 0 : alpha[d.index]! - alpha[next]!,
         voted: v.selected.includes(d.index),
@@ -77,7 +77,7 @@ export function selectionToProto(
     bestSetId: best.id,
     sets,
     cuts: result.perMetric.map((v) => ({
-      metric: metricToProto(v.metric as AttributionMetric),
+      metric: metricToProto(v.metric as SelectionMetric),
       largestDrop: v.largestDrop,
       setsAbove: v.dropAfter,
       aboveTau: v.dropExceedsTau,

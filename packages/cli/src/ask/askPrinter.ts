@@ -1,5 +1,7 @@
 import {
   AskEvent,
+  AttributionMethod,
+  attributionMethodToJSON,
   attributionMetricToJSON,
   selectionDecisionToJSON,
   type AskEventOf,
@@ -58,7 +60,7 @@ export class AskPrinter {
         if (stage.value.finished.some((f) => f.tokenCount > 0) || stage.value.done === 0) return;
         return note(`occluded ${stage.value.done}/${stage.value.total} sets`);
       case "attribution":
-        return note(`attributed ${stage.value.rows.length} sets with ${stage.value.metrics.length} metrics`);
+        return note(`attributed ${stage.value.rows.length} sets with ${stage.value.metrics.length} metrics (${stage.value.evaluations} evaluations)`);
       case "selection":
         return note(`selected: ${stage.value.summary}`);
       case "gapFill":
@@ -92,12 +94,13 @@ export class AskPrinter {
     if (attribution !== undefined && selection !== undefined) {
       const metrics = attribution.metrics.map(metricName);
       const idWidth = Math.max(8, ...attribution.rows.map((r) => r.setId.length));
-      out.write(`\nAttribution (α = 1 − similarity of A_full and the answer without the set):\n`);
+      out.write(`\nAttribution (${alphaMeaning(attribution.method)}):\n`);
       out.write(`  ${"set".padEnd(idWidth)} ${metrics.map((m) => m.slice(0, 9).padStart(9)).join(" ")}  decision\n`);
       for (const row of attribution.rows) {
         const decision = selection.sets.find((s) => s.setId === row.setId);
         const kept = decision !== undefined && selectionDecisionToJSON(decision.decision) === "SELECTION_DECISION_KEPT";
-        out.write(`  ${row.setId.padEnd(idWidth)} ${row.scores.map((s) => s.alpha.toFixed(3).padStart(9)).join(" ")}  ${kept ? "KEPT" : "    "} ${decision?.reasonText ?? ""}\n`);
+        const cell = (s: { alpha: number; stdError?: number }) => (s.alpha.toFixed(3) + (s.stdError !== undefined ? `±${s.stdError.toFixed(2)}` : "")).padStart(9);
+      out.write(`  ${row.setId.padEnd(idWidth)} ${row.scores.map(cell).join(" ")}  ${kept ? "KEPT" : "    "} ${decision?.reasonText ?? ""}\n`);
       }
     }
   }
@@ -125,4 +128,15 @@ export class AskPrinter {
 function clip(text: string, n: number): string {
   const flat = text.replace(/\s+/g, " ");
   return flat.length <= n ? flat : `${flat.slice(0, n - 1)}…`;
+}
+
+/** What the α column means for the table's method. */
+function alphaMeaning(method: AttributionMethod): string {
+  switch (method) {
+    case AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED:
+    case AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION:
+      return "α = 1 − similarity of A_full and the answer without the set";
+    default:
+      return `α = the set's ${attributionMethodToJSON(method).replace(/^ATTRIBUTION_METHOD_/, "").toLowerCase().replace(/_/g, " ")} value of v(C) = log P(A_full | question, C), in nats`;
+  }
 }

@@ -1,5 +1,6 @@
 import {
   AskRequest,
+  AttributionMethod,
   AttributionMetric,
   Baseline,
   EngineStrategy,
@@ -22,6 +23,11 @@ export interface AskFlags {
   maxGap?: string;
   includeOccluded?: boolean;
   requestId?: string;
+  method?: string;
+  samples?: string;
+  seed?: string;
+  betaAlpha?: string;
+  betaBeta?: string;
 }
 
 const MODES: Record<string, RetrievalMode> = { dense: RetrievalMode.RETRIEVAL_MODE_DENSE, bm25: RetrievalMode.RETRIEVAL_MODE_BM25, hybrid: RetrievalMode.RETRIEVAL_MODE_HYBRID };
@@ -37,12 +43,29 @@ const METRICS: Record<string, AttributionMetric> = {
   rouge2: AttributionMetric.ATTRIBUTION_METRIC_ROUGE2,
   rougeL: AttributionMetric.ATTRIBUTION_METRIC_ROUGE_L,
   rougeLsum: AttributionMetric.ATTRIBUTION_METRIC_ROUGE_LSUM,
+  loglik: AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD,
+};
+/** --method names: the paper's occlusion and the coalition methods on the log-likelihood utility. */
+export const METHODS: Record<string, AttributionMethod> = {
+  occlusion: AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION,
+  "leave-one-out": AttributionMethod.ATTRIBUTION_METHOD_LEAVE_ONE_OUT_LOGLIK,
+  shapley: AttributionMethod.ATTRIBUTION_METHOD_SHAPLEY_EXACT,
+  "kernel-shap": AttributionMethod.ATTRIBUTION_METHOD_KERNEL_SHAP,
+  "tmc-shapley": AttributionMethod.ATTRIBUTION_METHOD_TMC_SHAPLEY,
+  "beta-shapley": AttributionMethod.ATTRIBUTION_METHOD_BETA_SHAPLEY,
+  contextcite: AttributionMethod.ATTRIBUTION_METHOD_CONTEXTCITE,
 };
 
 function pick<T>(table: Record<string, T>, flag: string, value: string): T {
   const hit = table[value];
   if (hit === undefined) throw new CliError(`${flag} must be one of ${Object.keys(table).join(", ")}, got "${value}"`);
   return hit;
+}
+
+function positiveNumber(flag: string, value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new CliError(`${flag} must be a number > 0, got "${value}"`);
+  return n;
 }
 
 function nonNegative(flag: string, value: string): number {
@@ -81,6 +104,13 @@ export function askRequestFromFlags(question: string, f: AskFlags): AskRequest {
       ...(f.maxGap !== undefined ? { maxGap: Math.trunc(nonNegative("--max-gap", f.maxGap)) } : {}),
     },
     ...(f.baseline !== undefined ? { baseline: parseBaseline(f.baseline) } : {}),
+    attribution: {
+      method: f.method !== undefined ? pick(METHODS, "--method", f.method) : AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED,
+      ...(f.samples !== undefined ? { samples: positiveInt("--samples", f.samples) } : {}),
+      ...(f.seed !== undefined ? { seed: Math.trunc(nonNegative("--seed", f.seed)) } : {}),
+      ...(f.betaAlpha !== undefined ? { betaAlpha: positiveNumber("--beta-alpha", f.betaAlpha) } : {}),
+      ...(f.betaBeta !== undefined ? { betaBeta: positiveNumber("--beta-beta", f.betaBeta) } : {}),
+    },
     includeOccludedAnswers: f.includeOccluded ?? false,
     ...(f.requestId !== undefined ? { requestId: f.requestId } : {}),
   });

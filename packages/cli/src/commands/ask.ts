@@ -71,6 +71,7 @@ export function registerAskCommand(program: Command): void {
     .description(
       [
         "Runs retrieve → align → re-rank → A_full → occlude each set → α per metric → select → fill gaps → final answer,",
+        "or, with --method, attributes by a coalition method on the log-likelihood of A_full instead of occlusion,",
         "embedded (opening --store and --model in this process) or against a gateway with --server HOST:PORT.",
         "Stage progress goes to stderr; the answer, its citations and the attribution table to stdout.",
         "--json prints every stream event as one JSON line instead; --report writes a self-contained HTML report.",
@@ -86,7 +87,12 @@ export function registerAskCommand(program: Command): void {
     .option("--mode <mode>", "retrieval: dense | bm25 | hybrid (default: the config's, hybrid)")
     .option("--max-tokens <n>", "max new tokens per answer (default 512)")
     .option("--strategy <s>", "occlusion engine: naive | prefix-shared | speculative")
-    .option("--metrics <list>", "attribution metrics, comma-separated (default all six)")
+    .option("--method <m>", "attribution: occlusion (default) | leave-one-out | shapley | kernel-shap | tmc-shapley | beta-shapley | contextcite")
+    .option("--samples <n>", "coalitions (kernel-shap, contextcite) or permutations (tmc-shapley, beta-shapley); default 64")
+    .option("--seed <n>", "seed of the sampling methods (default 0)")
+    .option("--beta-alpha <x>", "beta-shapley: α of the Beta(α, β) weights (default 16)")
+    .option("--beta-beta <x>", "beta-shapley: β (default 1)")
+    .option("--metrics <list>", "selection metrics, comma-separated: cosine, jaccard, rouge1, rouge2, rougeL, rougeLsum, loglik (default the six text metrics; loglik alone with a coalition method)")
     .option("--tau <x>", "selection: elbow threshold (default 0.05)")
     .option("--min-votes <n>", "selection: metrics needed to keep a set (default 3)")
     .option("--epsilon <x>", "selection: context-ignored threshold (default 0.01)")

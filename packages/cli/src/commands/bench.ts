@@ -5,6 +5,7 @@ import { describeRun, Model, ModelLoadError, OCCLUSION_STRATEGIES, resolveModel,
 import { CliError } from "../cliError.js";
 import { progressBar } from "../progressBar.js";
 import { positiveInt } from "../parseArgs.js";
+import { registerBenchAttributionCommand } from "./benchAttribution.js";
 import { registerBenchClusterCommand } from "./benchCluster.js";
 
 interface BenchOcclusionOptions {
@@ -24,7 +25,7 @@ interface BenchOcclusionOptions {
 }
 
 /** The demo corpus shipped in examples/ (found relative to this file in the repository). */
-function defaultCorpus(): string {
+export function defaultCorpus(): string {
   const demo = fileURLToPath(new URL("../../../../examples/demo-corpus/corpus.jsonl", import.meta.url));
   if (existsSync(demo)) return demo;
   throw new CliError("no corpus given and the demo corpus (examples/demo-corpus/corpus.jsonl) is missing; pass --corpus FILE");
@@ -33,6 +34,7 @@ function defaultCorpus(): string {
 export function registerBenchCommand(program: Command): void {
   const bench = program.command("bench").summary("benchmarks (JSON with --json)");
   registerBenchClusterCommand(bench);
+  registerBenchAttributionCommand(bench);
   bench
     .command("occlusion")
     .summary("time the occlusion workload under each engine strategy and compare answers with naive")

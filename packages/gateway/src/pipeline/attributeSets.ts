@@ -1,4 +1,6 @@
 import {
+  AttributionMethod,
+  AttributionMetric,
   FinishReason,
   SelectionDecision,
   SelectionFlag,
@@ -13,10 +15,13 @@ import {
   type SelectionExplanation,
 } from "@attr-rag/contracts";
 import { settingsToProto } from "@attr-rag/selector";
-import { closingDelta, strategyToProto } from "@attr-rag/worker";
+import { addCounters, closingDelta, strategyToProto } from "@attr-rag/worker";
 import type { Runtime } from "../runtime/Runtime.js";
 import { engineCall, newJobId, onceBySequence } from "./engineCalls.js";
+import { attributeByCoalitions } from "./attributeByCoalitions.js";
+import { likelihoodUtility } from "./likelihoodUtility.js";
 import type { ResolvedGeneration, ResolvedSelection } from "./resolveAsk.js";
+import type { ResolvedAttribution } from "./resolveAttribution.js";
 
 export interface SetText {
   readonly id: string;
@@ -31,6 +36,8 @@ export interface AttributeSetsInput {
   sets: readonly SetText[];
   generation: ResolvedGeneration;
   selection: ResolvedSelection;
+  /** Occlusion (the paper) or a coalition method on the log-likelihood utility. */
+  attribution: ResolvedAttribution;
   includeOccludedAnswers: boolean;
   /** Use this as A_full instead of generating it. */
   initialAnswer?: string;
@@ -67,6 +74,7 @@ export interface AttributeSetsResult {
  * gap fill of the kept sets (the selector).
  */
 export async function attributeSets(runtime: Runtime, input: AttributeSetsInput, hooks: AttributeSetsHooks, signal: AbortSignal): Promise<AttributeSetsResult> {
+  if (input.attribution.method !== "occlusion") return attributeByCoalitions(runtime, input, input.attribution, hooks, signal);
   const requestId = input.requestId ?? "";
   // A_full's deltas come first, then occlusion progress (the job streams them in that order; see
   // runOcclusionJob). Progress is forwarded once per sequence number and never after the result.
@@ -131,12 +139,31 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
   }));
   hooks.onProgress?.({ done: sets.length, total: sets.length, finished: outcomes });
 
+  // The log-likelihood signal beside the text metrics: leave-one-out on v, n + 1 teacher-forced passes.
+  let counters = result.counters!;
+  let loglik: AttributionTable | undefined;
+  if (input.selection.metrics.includes("loglik")) {
+    const target = input.initialAnswer !== undefined ? { content: { $case: "text" as const, value: full } } : { content: { $case: "tokens" as const, value: { ids: fullAnswer.tokenIds } } };
+    const scorer = likelihoodUtility(runtime, requestId, input.question, sets, target, signal);
+    const all = sets.map((_, i) => i);
+    const [vFull, ...without] = await scorer.utility([all, ...all.map((j) => all.filter((i) => i !== j))]);
+    counters = addCounters(counters, scorer.counters()!);
+    loglik = {
+      method: AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION,
+      metrics: [AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD],
+      rows: sets.map((s, j) => ({ setIndex: j, setId: s.id, scores: [{ metric: AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD, alpha: vFull! - without[j]! }], loglikWithout: without[j]! })),
+      loglikFull: vFull!,
+      evaluations: sets.length + 1 + (input.initialAnswer === undefined ? 1 : 0),
+    };
+  }
+
   const selected = await runtime.backends.selector.select(
     {
       requestId,
       sets: sets.map((s, i) => ({ ...(s.chunkSet ?? emptySet(s.id)), tokenCount: result.setTokens[i]! })),
       fullAnswer: full,
       answers: result.occluded.map((o) => ({ setIndex: o.setIndex, setId: o.setId, text: o.answer!.text })),
+      ...(loglik ? { attribution: loglik } : {}),
       params: settingsToProto(input.selection),
     },
     signal,
@@ -163,10 +190,10 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
     sets,
     initialAnswer: full,
     outcomes,
-    table: { ...selected.attribution!, evaluations: sets.length + (input.initialAnswer === undefined ? 1 : 0) },
+    table: { ...selected.attribution!, evaluations: (loglik ? sets.length + 1 : 0) + sets.length + (input.initialAnswer === undefined ? 1 : 0) },
     selection,
     gapFill: selected.gapFill ?? { gaps: [], addedChunks: [] },
-    counters: result.counters!,
+    counters,
     timings: {
       initialAnswerMs: result.initialAnswerMs,
       occlusionMs: result.occlusionMs,

@@ -1,4 +1,4 @@
-import { FinishReason, type AnswerDelta, type EngineCounters, type FinalAnswer } from "@attr-rag/contracts";
+import { FinishReason, type AnswerDelta, type EngineCounters, type FinalAnswer, type GenerationResult } from "@attr-rag/contracts";
 import { closingDelta } from "@attr-rag/worker";
 import type { Runtime } from "../runtime/Runtime.js";
 import { citeAnswer, type AnswerBlock } from "./citations.js";
@@ -25,6 +25,31 @@ export async function generateAnswer(
   signal: AbortSignal,
 ): Promise<GeneratedAnswer> {
   const warnings: string[] = [];
+  const result = await streamGeneration(runtime, requestId, question, blocks.map((b) => b.text), maxTokens, onDelta, signal);
+  const answer = result.answer!;
+  if (result.setsUsed < blocks.length) {
+    warnings.push(`context window: the answer used the first ${result.setsUsed} of ${blocks.length} context blocks; raise contextSize or lower sequences`);
+    blocks = blocks.slice(0, result.setsUsed);
+  }
+  const citations = await citeAnswer(answer.text, blocks, (texts, s) => embed(runtime, texts, s), signal);
+  return {
+    final: { text: answer.text, citations, contextChunkIds: blocks.flatMap((b) => b.chunkIds) },
+    counters: result.counters!,
+    warnings,
+  };
+}
+
+/** A generation job on the given context blocks, its answer streamed through `onDelta` (closed once). */
+export async function streamGeneration(
+  runtime: Runtime,
+  requestId: string,
+  question: string,
+  texts: readonly string[],
+  maxTokens: number,
+  onDelta: (delta: AnswerDelta) => void,
+  signal: AbortSignal,
+  setIds: readonly string[] = texts.map((_, i) => String(i)),
+): Promise<GenerationResult> {
   let emitted = "";
   let closed = false;
   const result = await engineCall(() =>
@@ -33,7 +58,7 @@ export async function generateAnswer(
         jobId: newJobId("gen"),
         requestId,
         model: runtime.backends.modelId,
-        context: { question, sets: blocks.map((b, i) => ({ setId: String(i), segment: { content: { $case: "text", value: b.text } } })) },
+        context: { question, sets: texts.map((text, i) => ({ setId: setIds[i]!, segment: { content: { $case: "text", value: text } } })) },
         generation: { maxTokens, strategy: 0 },
         deadlineUnixMs: 0,
         streamProgress: true,
@@ -48,16 +73,6 @@ export async function generateAnswer(
       signal,
     ),
   );
-  const answer = result.answer!;
-  if (!closed) onDelta(closingDelta(answer, emitted));
-  if (result.setsUsed < blocks.length) {
-    warnings.push(`context window: the answer used the first ${result.setsUsed} of ${blocks.length} context blocks; raise contextSize or lower sequences`);
-    blocks = blocks.slice(0, result.setsUsed);
-  }
-  const citations = await citeAnswer(answer.text, blocks, (texts, s) => embed(runtime, texts, s), signal);
-  return {
-    final: { text: answer.text, citations, contextChunkIds: blocks.flatMap((b) => b.chunkIds) },
-    counters: result.counters!,
-    warnings,
-  };
+  if (!closed) onDelta(closingDelta(result.answer!, emitted));
+  return result;
 }

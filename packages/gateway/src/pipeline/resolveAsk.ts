@@ -1,11 +1,9 @@
 import { status } from "@grpc/grpc-js";
 import {
-  AttributionMethod,
   Baseline,
   EngineStrategy,
   RetrievalMode,
   SelectionStrategy,
-  attributionMethodToJSON,
   type AskRequest,
   type AttributionMetric as ProtoMetric,
   type GenerationOptions,
@@ -16,7 +14,8 @@ import { isSubjectToken } from "@attr-rag/contracts";
 import { ServiceError } from "@attr-rag/index";
 import type { GatewayConfig, RetrievalModeName, StrategyName } from "../config/gatewayConfig.js";
 import { buildPrompt } from "./buildPrompt.js";
-import { metricFromProto, type SelectionSettings } from "@attr-rag/selector";
+import { metricFromProto, type SelectionMetric, type SelectionSettings } from "@attr-rag/selector";
+import { resolveAttribution, type ResolvedAttribution } from "./resolveAttribution.js";
 
 /** Selection parameters with every default applied: what the selector receives. */
 export type ResolvedSelection = SelectionSettings;
@@ -39,6 +38,7 @@ export interface ResolvedAsk {
   baseline: "none" | "topk" | "rerank";
   baselineK: number;
   includeOccludedAnswers: boolean;
+  attribution: ResolvedAttribution;
   requestId?: string;
 }
 
@@ -53,7 +53,7 @@ export function resolveAsk(request: AskRequest, config: GatewayConfig): Resolved
   const baseline = baselineName(request.baseline?.baseline ?? Baseline.BASELINE_UNSPECIFIED);
   const baselineK = request.baseline?.k ?? k;
   if (baseline !== "none" && (baselineK < 1 || baselineK > config.maxK)) throw invalid(`baseline.k must be 1..${config.maxK}, got ${baselineK}`);
-  checkAttributionMethod(request.attribution?.method);
+  const attribution = resolveAttribution(request.attribution);
   if (request.requestId !== undefined && (!isSubjectToken(request.requestId) || request.requestId.length > 128)) {
     throw invalid("request_id must be 1-128 characters without spaces, dots, '*' or '>'");
   }
@@ -65,21 +65,14 @@ export function resolveAsk(request: AskRequest, config: GatewayConfig): Resolved
     ...(rrfK !== undefined ? { rrfK } : {}),
     docIds: filter?.docIds ?? [],
     sources: filter?.sources ?? [],
-    selection: resolveSelection(request.selection, config),
+    selection: resolveSelection(request.selection, config, attribution.method),
     generation: resolveGeneration(request.generation, config),
+    attribution,
     baseline,
     baselineK,
     includeOccludedAnswers: request.includeOccludedAnswers,
     ...(request.requestId !== undefined ? { requestId: request.requestId } : {}),
   };
-}
-
-/** Occlusion is the method this version runs; the others are defined in the API and answer UNIMPLEMENTED. */
-export function checkAttributionMethod(method: AttributionMethod = AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED): void {
-  if (method === AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED || method === AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION) return;
-  const name = attributionMethodToJSON(method);
-  if (name === "UNRECOGNIZED") throw invalid(`attribution.method ${String(method)} is not a defined AttributionMethod`);
-  throw new ServiceError(status.UNIMPLEMENTED, `attribution method ${name} is not available in this version; use ATTRIBUTION_METHOD_OCCLUSION`);
 }
 
 export function checkQuestion(question: string, config: GatewayConfig): string {
@@ -90,14 +83,22 @@ export function checkQuestion(question: string, config: GatewayConfig): string {
   return q;
 }
 
-export function resolveSelection(p: SelectionParams | undefined, config: GatewayConfig): ResolvedSelection {
+/**
+ * Selection with every default applied. A coalition method yields one column, LOG_LIKELIHOOD, so it votes
+ * alone (min_votes 1 unless asked); text metrics need occluded answers, which only occlusion produces.
+ */
+export function resolveSelection(p: SelectionParams | undefined, config: GatewayConfig, method: ResolvedAttribution["method"] = "occlusion"): ResolvedSelection {
   if (p !== undefined && p.strategy !== SelectionStrategy.SELECTION_STRATEGY_UNSPECIFIED && p.strategy !== SelectionStrategy.SELECTION_STRATEGY_ELBOW) {
     throw invalid(`selection.strategy ${String(p.strategy)} is not a defined SelectionStrategy; use SELECTION_STRATEGY_ELBOW`);
   }
-  const metrics = p && p.metrics.length > 0 ? [...new Set(p.metrics.map((m: ProtoMetric) => metricFromProto(m)))] : config.metrics;
+  const coalition = method !== "occlusion";
+  const metrics: SelectionMetric[] = p && p.metrics.length > 0 ? [...new Set(p.metrics.map((m: ProtoMetric) => metricFromProto(m)))] : coalition ? ["loglik"] : [...config.metrics];
+  if (coalition && metrics.some((m) => m !== "loglik")) {
+    throw invalid(`selection.metrics: ${method} scores the log-likelihood utility only; use LOG_LIKELIHOOD (text metrics compare occluded answers: ATTRIBUTION_METHOD_OCCLUSION)`);
+  }
   const tau = p?.tau ?? config.tau;
   const epsilon = p?.epsilon ?? config.epsilon;
-  const minVotes = p?.minVotes ?? config.minVotes;
+  const minVotes = p?.minVotes ?? (coalition ? 1 : config.minVotes);
   const maxGap = p?.maxGap ?? config.maxGap;
   if (!Number.isFinite(tau) || tau < 0) throw invalid(`selection.tau must be ≥ 0, got ${tau}`);
   if (!Number.isFinite(epsilon) || epsilon < 0) throw invalid(`selection.epsilon must be ≥ 0, got ${epsilon}`);

@@ -72,6 +72,7 @@ async function runAttrRag(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, s
       sets: ordered.map((s) => ({ id: s.id, text: promptSafe(chunkSetText(s)), chunkSet: chunkSetToProto(s) })),
       generation: ask.generation,
       selection: ask.selection,
+      attribution: ask.attribution,
       includeOccludedAnswers: ask.includeOccludedAnswers,
       dropSetsThatDoNotFit: true,
       requestId: sink.requestId,

@@ -5,20 +5,22 @@ import type { GatewayConfig } from "../config/gatewayConfig.js";
 import type { Runtime } from "../runtime/Runtime.js";
 import { attributeSets, type AttributeSetsInput, type SetText } from "./attributeSets.js";
 import { buildPrompt } from "./buildPrompt.js";
-import { checkAttributionMethod, checkQuestion, resolveGeneration, resolveSelection } from "./resolveAsk.js";
+import { checkQuestion, resolveGeneration, resolveSelection } from "./resolveAsk.js";
+import { checkCoalitionLimits, resolveAttribution } from "./resolveAttribution.js";
 
 const invalid = (message: string) => new ServiceError(status.INVALID_ARGUMENT, message);
 
 /** Checks an Attribute request against the limits and applies the defaults; cheap, so it runs before admission. */
 export function prepareAttribute(request: AttributeRequest, config: GatewayConfig): AttributeSetsInput {
   const question = checkQuestion(request.question, config);
-  checkAttributionMethod(request.attribution?.method);
+  const attribution = resolveAttribution(request.attribution);
   if (request.sets.length === 0) throw invalid("sets is empty: give at least one context set to attribute");
   if (request.sets.length > config.maxAttributeSets) throw invalid(`${request.sets.length} sets; the limit is ${config.maxAttributeSets}`);
   const chars = request.sets.reduce((n, s) => n + s.text.length, 0) + (request.initialAnswer?.length ?? 0);
   if (chars > config.maxAttributeChars) {
     throw invalid(`the sets and initial answer hold ${chars} characters; the limit is ${config.maxAttributeChars}`);
   }
+  if (attribution.method !== "occlusion") checkCoalitionLimits(attribution, request.sets.length);
   const seen = new Set<string>();
   const sets: SetText[] = request.sets.map((s, i) => {
     if (s.text.trim() === "") throw invalid(`sets[${i}] has empty text`);
@@ -34,7 +36,8 @@ export function prepareAttribute(request: AttributeRequest, config: GatewayConfi
     question,
     sets,
     generation: resolveGeneration(request.generation, config),
-    selection: resolveSelection(request.selection, config),
+    selection: resolveSelection(request.selection, config, attribution.method),
+    attribution,
     includeOccludedAnswers: request.includeOccludedAnswers,
     // The caller chose these sets: refusing is better than attributing a subset of them.
     dropSetsThatDoNotFit: false,

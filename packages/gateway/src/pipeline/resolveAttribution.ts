@@ -1,0 +1,53 @@
+import { status } from "@grpc/grpc-js";
+import { AttributionMethod, attributionMethodToJSON, type AttributionOptions } from "@attr-rag/contracts";
+import { checkCoalitionOptions, type CoalitionMethod, type CoalitionOptions } from "@attr-rag/core";
+import { ServiceError } from "@attr-rag/index";
+
+/** The attribution method of a request with its parameters checked: occlusion, or a coalition method. */
+export type ResolvedAttribution = { readonly method: "occlusion" } | ({ readonly method: CoalitionMethod } & CoalitionOptions);
+
+const METHODS: Partial<Record<AttributionMethod, CoalitionMethod>> = {
+  [AttributionMethod.ATTRIBUTION_METHOD_LEAVE_ONE_OUT_LOGLIK]: "leave-one-out",
+  [AttributionMethod.ATTRIBUTION_METHOD_SHAPLEY_EXACT]: "shapley",
+  [AttributionMethod.ATTRIBUTION_METHOD_KERNEL_SHAP]: "kernel-shap",
+  [AttributionMethod.ATTRIBUTION_METHOD_TMC_SHAPLEY]: "tmc-shapley",
+  [AttributionMethod.ATTRIBUTION_METHOD_BETA_SHAPLEY]: "beta-shapley",
+  [AttributionMethod.ATTRIBUTION_METHOD_CONTEXTCITE]: "contextcite",
+};
+
+export function methodToProto(method: ResolvedAttribution["method"]): AttributionMethod {
+  if (method === "occlusion") return AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION;
+  return Number(Object.entries(METHODS).find(([, name]) => name === method)![0]) as AttributionMethod;
+}
+
+/**
+ * Checks attribution.method and its parameters before any work: samples 0 or above the limit, Beta
+ * parameters ≤ 0 and an undefined method are INVALID_ARGUMENT naming the limit. The number of sets is only
+ * known after retrieval, so exact Shapley's n ≤ 12 is checked again when attribution starts.
+ */
+export function resolveAttribution(o: AttributionOptions | undefined): ResolvedAttribution {
+  const method = o?.method ?? AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED;
+  if (method === AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED || method === AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION) return { method: "occlusion" };
+  const name = METHODS[method];
+  if (name === undefined || attributionMethodToJSON(method) === "UNRECOGNIZED") {
+    throw new ServiceError(status.INVALID_ARGUMENT, `attribution.method ${String(method)} is not a defined AttributionMethod`);
+  }
+  const options: CoalitionOptions = {
+    method: name,
+    ...(o?.samples !== undefined ? { samples: o.samples } : {}),
+    ...(o?.seed !== undefined ? { seed: o.seed } : {}),
+    ...(o?.betaAlpha !== undefined ? { betaAlpha: o.betaAlpha } : {}),
+    ...(o?.betaBeta !== undefined ? { betaBeta: o.betaBeta } : {}),
+  };
+  checkCoalitionLimits(options, 1);
+  return options;
+}
+
+/** checkCoalitionOptions as a gRPC status: the limit named in the message. */
+export function checkCoalitionLimits(options: CoalitionOptions, nSets: number): void {
+  try {
+    checkCoalitionOptions(options, nSets);
+  } catch (err) {
+    throw new ServiceError(status.INVALID_ARGUMENT, `attribution: ${(err as Error).message}`);
+  }
+}
