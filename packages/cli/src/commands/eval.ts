@@ -7,6 +7,7 @@ import { dedupeRanking, ndcgAtK, recallAtK, reciprocalRank } from "@attr-rag/cor
 import { ChunkStore, MAX_K, readDocuments, type Embedder, type SearchHit } from "@attr-rag/index";
 import { describeRun } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
+import { registerEvalAttributionCommand } from "./evalAttribution.js";
 import { progressBar } from "../progressBar.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
@@ -243,7 +244,8 @@ export function formatReport(report: RetrievalReport, ks: readonly number[]): st
 }
 
 export function registerEvalCommand(program: Command): void {
-  const evalCmd = program.command("eval").summary("evaluate the pipeline on a benchmark (see: eval retrieval)");
+  const evalCmd = program.command("eval").summary("evaluate the pipeline on a benchmark (see: eval retrieval, eval attribution)");
+  registerEvalAttributionCommand(evalCmd);
   evalCmd
     .command("retrieval")
     .summary("doc-level Recall@k, MRR and nDCG@10 of dense, BM25 and hybrid search on a benchmark")
