@@ -21,6 +21,8 @@ export const BLOCKS = {
   retrieval: { files: ["retrieval-chemlitqa-train.json", "retrieval-chemex-like-train.json"], render: retrievalBlock },
   "index-bench": { files: ["index-bench.json"], render: indexBlock },
   "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
+  "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
+  "attribution-bench": { files: ["attribution-bench-f16.json"], render: attributionBenchBlock },
 };
 
 /** Reads a result file; `load` can be swapped (tests change numbers to see the check fail). */
@@ -167,6 +169,46 @@ function clusterBlock(results) {
     "",
     `Same final answer embedded and distributed: ${l.same_final_answer ? "yes" : "**no**"}.` +
       (two !== undefined ? ` Two single-thread workers on two cores: ${fixed(two, 2)}× one (goal ≥ ${fixed(data.goals.speedup_2_workers, 1)}×).` : ""),
+    "",
+    provenance(results),
+  ].join("\n");
+}
+
+function attributionEvalBlock(results) {
+  const ks = Object.keys(results[0].data.methods.shapley.precision_at);
+  const rows = results.flatMap(({ data }) =>
+    Object.entries(data.methods).map(
+      ([m, r]) =>
+        `| ${basename(data.model)} | ${m} | ${fixed(r.spearman, 2)} | ${fixed(r.kendall, 2)} | ${ks.map((k) => fixed(r.precision_at[k], 2)).join(" | ")} | ${fixed(r.utility_calls, 1)} | ${fixed(r.positives_top2 * 100, 0)} % |`,
+    ),
+  );
+  const d = results[0].data;
+  return [
+    `Tiny-model results (the models are not instruction-tuned; they show the methods' agreement, not answer quality): ${d.examples} ${d.kind} examples of ` +
+      `${d.sets_per_example} passages (2 positives, ${d.sets_per_example - 2} negatives), sampling methods at ${d.samples} samples, seed ${d.seed}.`,
+    "",
+    `| model | method | RQ1 Spearman | RQ1 Kendall | ${ks.map((k) => `RQ2 P@${k}`).join(" | ")} | utility calls | both positives top-2 |`,
+    `|---|---|---|---|${ks.map(() => "---|").join("")}---|---|`,
+    ...rows,
+    "",
+    provenance(results),
+  ].join("\n");
+}
+
+function attributionBenchBlock(results) {
+  const [{ data }] = results;
+  const b = data.batched;
+  const o = data.one_by_one;
+  return [
+    `\`${basename(data.model)}\`: ${data.n_sets} sets, ${thousands(data.prompt_tokens)}-token prompt, A_full of ${data.answer_tokens} tokens; ` +
+      `Kernel SHAP with ${data.samples} samples asked for ${data.coalitions} distinct coalitions.`,
+    "",
+    "| | wall s | tokens evaluated | vocabulary rows |",
+    "|---|---|---|---|",
+    `| one coalition at a time | ${fixed(o.wall_ms / 1000, 1)} | ${thousands(o.tokens_evaluated)} | ${thousands(o.output_rows)} |`,
+    `| batched, trie-shared | ${fixed(b.wall_ms / 1000, 1)} | ${thousands(b.tokens_evaluated)} (${thousands(b.tokens_reused)} reused) | ${thousands(b.output_rows)} |`,
+    "",
+    `Speed-up **${fixed(data.speedup, 2)}×**; multiply-add bound of this layout **${fixed(data.multiply_add_bound, 2)}×**; largest |Δv| between the two: ${Number(data.max_abs_diff).toExponential(1)} nats.`,
     "",
     provenance(results),
   ].join("\n");

@@ -7,6 +7,7 @@ import { registerSearchCommand } from "./commands/search.js";
 import { registerEvalCommand } from "./commands/eval.js";
 import { registerIndexServeCommand } from "./commands/indexServe.js";
 import { registerAskCommand } from "./commands/ask.js";
+import { registerAttributeCommand } from "./commands/attribute.js";
 import { registerServeCommand } from "./commands/serve.js";
 import { registerDemoCommand } from "./commands/demo.js";
 import { registerSelectorCommand } from "./commands/selector.js";
@@ -31,6 +32,7 @@ export function createProgram(): Command {
   registerEvalCommand(program);
   registerIndexServeCommand(program);
   registerAskCommand(program);
+  registerAttributeCommand(program);
   registerServeCommand(program);
   registerDemoCommand(program);
   registerWorkerCommand(program);

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials } from "@grpc/grpc-js";
@@ -83,6 +83,35 @@ describe("attr-rag ask and serve", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain(`no model "llama-70b": not a file here and not a name in the model cache ${cache}; cached: story-model.gguf.`);
     expect(unknown.stderr).toMatch(/attr-rag models pull/);
+  });
+
+  it("cli attribute - given sets, a coalition method embedded and through --server gives the same table; bad files are usage errors", async () => {
+    const sets = join(dir, "sets.jsonl");
+    writeFileSync(sets, ['{"id":"a","text":"Lily had a red ball and a small dog named Max."}', '{"id":"b","text":"Tom found a big box under the old tree."}', '{"text":"It started to rain, so they ran inside."}'].join("\n"));
+    const args = ["attribute", "What did Lily have?", "--sets", sets, "--method", "shapley", "--max-tokens", "12"];
+    const local = await runCli([...args, "--store", store, ...ENGINE, "--json"]);
+    expect(local.code, local.stderr).toBe(0);
+    const response = JSON.parse(local.stdout);
+    expect(response.attribution.method).toBe("ATTRIBUTION_METHOD_SHAPLEY_EXACT");
+    expect(response.attribution.rows.map((r: { setId: string }) => r.setId)).toEqual(["a", "b", "2"]);
+    expect(response.attribution.evaluations).toBe(8);
+    const server = await startServer(["serve", "--store", store, ...ENGINE, "--port", "0"]);
+    try {
+      const remote = await runCli([...args, "--server", server.address, "--json"]);
+      expect(remote.code, remote.stderr).toBe(0);
+      expect(JSON.parse(remote.stdout).attribution).toEqual(response.attribution);
+      const text = await runCli([...args, "--server", server.address]);
+      expect(text.stdout).toMatch(/Attribution \(α = the set's shapley exact value of v\(C\)/);
+      const limit = await runCli(["attribute", "q?", "--sets", sets, "--method", "kernel-shap", "--samples", "0", "--server", server.address]);
+      expect([limit.code, limit.stderr]).toEqual([2, expect.stringMatching(/samples must be an integer in \[1, 65536\]/)]);
+    } finally {
+      await server.stop();
+    }
+    writeFileSync(sets, "not json\n");
+    const bad = await runCli(["attribute", "q?", "--sets", sets, "--store", store, ...ENGINE]);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/line 1 is not valid JSON/)]);
+    const method = await runCli(["attribute", "q?", "--sets", sets, "--method", "magic"]);
+    expect([method.code, method.stderr]).toEqual([2, expect.stringMatching(/--method must be one of occlusion, leave-one-out, shapley/)]);
   });
 
   it("cli ask - bad input is a usage error (exit 2) that says what to change", async () => {

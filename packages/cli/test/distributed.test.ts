@@ -80,6 +80,21 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
     }
   });
 
+  it("distributed - a coalition method runs its likelihood jobs on the workers: the same α table and selection as embedded", async () => {
+    const method = ["--method", "kernel-shap", "--samples", "8", "--seed", "2"];
+    const remote = await runCli(["ask", QUESTIONS[1]!, "--server", cluster.gatewayAddress, "--json", ...REQUEST, ...method]);
+    expect(remote.code, remote.stderr + cluster.logs()).toBe(0);
+    const local = await runCli(["ask", QUESTIONS[1]!, "--json", "--store", storeEmbedded, "--model", TEST_MODEL, ...ENGINE, ...REQUEST, ...method]);
+    expect(local.code, local.stderr).toBe(0);
+    const [d, e] = [parse(remote.stdout), parse(local.stdout)];
+    expect(stages(d)).toEqual(stages(e));
+    const [ta, tb] = [first(d, "attribution") as AttributionTable, first(e, "attribution") as AttributionTable];
+    expect(ta.evaluations).toBe(tb.evaluations);
+    expect(ta.rows.map((r) => r.setId)).toEqual(tb.rows.map((r) => r.setId));
+    ta.rows.forEach((row, i) => expect(Math.abs(row.scores[0]!.alpha - tb.rows[i]!.scores[0]!.alpha)).toBeLessThanOrEqual(1e-9));
+    expect(first(d, "selection")).toEqual(first(e, "selection"));
+  });
+
   it("distributed - the selector and the index are NATS micro services: $SRV.PING, $SRV.INFO and $SRV.STATS answer", async () => {
     const nc = await connectNats({ url: cluster.url, name: "probe", user: "gateway", pass: PASSWORDS.gateway });
     try {

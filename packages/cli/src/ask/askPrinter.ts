@@ -1,23 +1,10 @@
-import {
-  AskEvent,
-  AttributionMethod,
-  attributionMethodToJSON,
-  attributionMetricToJSON,
-  selectionDecisionToJSON,
-  type AskEventOf,
-} from "@attr-rag/contracts";
+import { AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { attributionText } from "./attributionText.js";
 
 interface Streams {
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
 }
-
-// The core's metric names (rougeL, not ROUGE_L), as everywhere else the CLI prints them.
-const METRIC_NAMES: Record<string, string> = { COSINE: "cosine", JACCARD: "jaccard", ROUGE1: "rouge1", ROUGE2: "rouge2", ROUGE_L: "rougeL", ROUGE_LSUM: "rougeLsum", LOG_LIKELIHOOD: "loglik" };
-const metricName = (m: number) => {
-  const key = attributionMetricToJSON(m).replace("ATTRIBUTION_METRIC_", "");
-  return METRIC_NAMES[key] ?? key.toLowerCase();
-};
 
 /**
  * Shows an Ask stream to a person: one progress line per stage on stderr, the final answer streamed to
@@ -91,18 +78,7 @@ export class AskPrinter {
     out.write(`Context: ${final.contextChunkIds.join(", ")}\n`);
     const attribution = this.#last("attribution");
     const selection = this.#last("selection");
-    if (attribution !== undefined && selection !== undefined) {
-      const metrics = attribution.metrics.map(metricName);
-      const idWidth = Math.max(8, ...attribution.rows.map((r) => r.setId.length));
-      out.write(`\nAttribution (${alphaMeaning(attribution.method)}):\n`);
-      out.write(`  ${"set".padEnd(idWidth)} ${metrics.map((m) => m.slice(0, 9).padStart(9)).join(" ")}  decision\n`);
-      for (const row of attribution.rows) {
-        const decision = selection.sets.find((s) => s.setId === row.setId);
-        const kept = decision !== undefined && selectionDecisionToJSON(decision.decision) === "SELECTION_DECISION_KEPT";
-        const cell = (s: { alpha: number; stdError?: number }) => (s.alpha.toFixed(3) + (s.stdError !== undefined ? `±${s.stdError.toFixed(2)}` : "")).padStart(9);
-      out.write(`  ${row.setId.padEnd(idWidth)} ${row.scores.map(cell).join(" ")}  ${kept ? "KEPT" : "    "} ${decision?.reasonText ?? ""}\n`);
-      }
-    }
+    if (attribution !== undefined && selection !== undefined) out.write(`\n${attributionText(attribution, selection)}`);
   }
 
   #printDone(done: AskEventOf<"done">): void {
@@ -128,15 +104,4 @@ export class AskPrinter {
 function clip(text: string, n: number): string {
   const flat = text.replace(/\s+/g, " ");
   return flat.length <= n ? flat : `${flat.slice(0, n - 1)}…`;
-}
-
-/** What the α column means for the table's method. */
-function alphaMeaning(method: AttributionMethod): string {
-  switch (method) {
-    case AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED:
-    case AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION:
-      return "α = 1 − similarity of A_full and the answer without the set";
-    default:
-      return `α = the set's ${attributionMethodToJSON(method).replace(/^ATTRIBUTION_METHOD_/, "").toLowerCase().replace(/_/g, " ")} value of v(C) = log P(A_full | question, C), in nats`;
-  }
 }
