@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { AttributionMetric, SelectionDecision, type Chunk, type ChunkSet, type GetChunksRequest, type SelectionRequest } from "@attr-rag/contracts";
-import { attributionScores, cosineSimilarity, selectChunkSets } from "@attr-rag/core";
+import { attributionScores, cosineSimilarity, selectChunkSets, type AttributionMetric as TextMetric } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
 import { describe, expect, it } from "vitest";
 import { selectSets } from "../src/selectSets.js";
@@ -8,7 +8,8 @@ import { settingsToProto, type SelectionSettings } from "../src/selectionSetting
 import type { SelectorDeps } from "../src/selectorBackend.js";
 
 const signal = new AbortController().signal;
-const SETTINGS: SelectionSettings = { metrics: ["cosine", "jaccard", "rouge1", "rouge2", "rougeL", "rougeLsum"], tau: 0.05, minVotes: 3, epsilon: 0.01, maxGap: 2 };
+const TEXT_METRICS: TextMetric[] = ["cosine", "jaccard", "rouge1", "rouge2", "rougeL", "rougeLsum"];
+const SETTINGS: SelectionSettings = { metrics: TEXT_METRICS, tau: 0.05, minVotes: 3, epsilon: 0.01, maxGap: 2 };
 
 /** A deterministic bag-of-letters embedder: similar texts get similar vectors. */
 function vectorOf(text: string): Float32Array {
@@ -70,7 +71,7 @@ describe("selectSets", () => {
     const { deps, embedded } = fakeIndex();
     const result = await selectSets(request(), deps, signal);
     const embeddings = { full: vectorOf(FULL), occluded: ANSWERS.map(vectorOf) };
-    const expected = attributionScores({ full: FULL, occluded: ANSWERS, metrics: SETTINGS.metrics, embeddings }).alphas;
+    const expected = attributionScores({ full: FULL, occluded: ANSWERS, metrics: TEXT_METRICS, embeddings }).alphas;
     expect(result.embedder).toBe("letters-26");
     expect(new Set(embedded)).toEqual(new Set([FULL, ...ANSWERS].filter((t, i, all) => all.indexOf(t) === i)));
     expect(result.attribution!.metrics).toEqual([
@@ -89,6 +90,35 @@ describe("selectSets", () => {
     expect(result.selection!.sets.map((s) => s.decision === SelectionDecision.SELECTION_DECISION_KEPT)).toEqual([0, 1, 2].map((i) => core.kept.includes(i)));
     // The set whose removal changed nothing (answer 1 = A_full) is not kept.
     expect(result.selection!.selectedSetIds).not.toContain("doc#2-2");
+  });
+
+  it("selector - a LOG_LIKELIHOOD column given by the caller votes beside the text metrics it computes; asked for without one it is INVALID_ARGUMENT", async () => {
+    const { deps } = fakeIndex();
+    const LOGLIK = AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD;
+    const ids = ["doc#0-0", "doc#2-2", "doc#7-7"];
+    const loglik = [0.5, 9.0, -1.25];
+    const settings: SelectionSettings = { ...SETTINGS, metrics: ["rouge1", "loglik"], minVotes: 2 };
+    const table = {
+      method: 2,
+      metrics: [LOGLIK],
+      rows: ids.map((setId, j) => ({ setIndex: j, setId, scores: [{ metric: LOGLIK, alpha: loglik[j]!, stdError: 0.1 }], loglikWithout: 10 - loglik[j]! })),
+      loglikFull: 10,
+      evaluations: 4,
+    };
+    const result = await selectSets(request({ attribution: table, params: settingsToProto(settings) }), deps, signal);
+    const rouge1 = attributionScores({ full: FULL, occluded: ANSWERS, metrics: ["rouge1"] }).alphas.rouge1!;
+    expect(result.attribution!.metrics).toEqual([AttributionMetric.ATTRIBUTION_METRIC_ROUGE1, LOGLIK]);
+    expect(result.attribution!.method).toBe(2);
+    expect(result.attribution!.loglikFull).toBe(10);
+    result.attribution!.rows.forEach((row, j) => {
+      expect(row.scores.map((x) => x.alpha)).toEqual([rouge1[j], loglik[j]]);
+      expect(row.scores[1]!.stdError).toBe(0.1);
+      expect(row.loglikWithout).toBe(10 - loglik[j]!);
+    });
+    const missing = selectSets(request({ params: settingsToProto(settings) }), deps, signal);
+    await expect(missing).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, message: expect.stringMatching(/LOG_LIKELIHOOD .* no attribution table with it/) });
+    const wrongRow = selectSets(request({ attribution: { ...table, rows: [table.rows[1]!, table.rows[0]!, table.rows[2]!] }, params: settingsToProto(settings) }), deps, signal);
+    await expect(wrongRow).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
   });
 
   it("selector - the gap between kept chunks at most max_gap apart is fetched from the index; an unreadable gap stays open with a warning", async () => {
@@ -117,7 +147,7 @@ describe("selectSets", () => {
       [{ params: { ...settingsToProto(SETTINGS), metrics: [] } }, /params\.metrics is empty/],
       [{ sets: [] }, /sets is empty/],
       [{ answers: ANSWERS.slice(0, 2).map((text, i) => ({ setIndex: i, setId: "x", text })) }, /2 answers for 3 sets/],
-      [{ params: { ...settingsToProto(SETTINGS), metrics: [99 as AttributionMetric] } }, /99 is not an occlusion metric/],
+      [{ params: { ...settingsToProto(SETTINGS), metrics: [99 as AttributionMetric] } }, /99 is not an attribution metric/],
     ];
     for (const [overrides, message] of cases) {
       const err = await selectSets(request(overrides), fakeIndex().deps, signal).catch((e: unknown) => e);

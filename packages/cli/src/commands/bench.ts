@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { describeRun, Model, ModelLoadError, OCCLUSION_STRATEGIES, resolveModel, readBenchCorpus, runOcclusionBench, type OcclusionStrategy } from "@attr-rag/engine";
+import { describeRun, OCCLUSION_STRATEGIES, readBenchCorpus, runOcclusionBench, type OcclusionStrategy } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
+import { loadModelArg } from "../modelCli.js";
 import { progressBar } from "../progressBar.js";
 import { positiveInt } from "../parseArgs.js";
 import { registerBenchAttributionCommand } from "./benchAttribution.js";
@@ -72,12 +73,7 @@ export function registerBenchCommand(program: Command): void {
       }
       if (!["on", "off", "auto"].includes(o.flashAttention)) throw new CliError("--flash-attention must be on, off or auto");
       const corpus = await readBenchCorpus(o.corpus ?? defaultCorpus());
-      let model: Model;
-      try {
-        model = await Model.load(resolveModel(o.model));
-      } catch (err) {
-        throw err instanceof ModelLoadError ? new CliError(err.message, 2, { cause: err }) : err;
-      }
+      const model = await loadModelArg(o.model);
       try {
         if (o.kv !== "streams" && o.kv !== "unified") throw new CliError("--kv must be streams or unified");
         const kvUnified = o.kv === "unified";

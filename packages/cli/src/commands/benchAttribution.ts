@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { describeRun, Model, ModelLoadError, readBenchCorpus, resolveModel, runAttributionBench } from "@attr-rag/engine";
+import { describeRun, readBenchCorpus, runAttributionBench } from "@attr-rag/engine";
 import { MAX_SAMPLES } from "@attr-rag/core";
 import { CliError } from "../cliError.js";
+import { loadModelArg } from "../modelCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "../progressBar.js";
 import { defaultCorpus } from "./bench.js";
@@ -54,12 +55,7 @@ export function registerBenchAttributionCommand(bench: Command): void {
       const seed = Number(o.seed);
       if (!Number.isInteger(seed) || seed < 0) throw new CliError(`--seed must be an integer ≥ 0, got "${o.seed}"`);
       const corpus = await readBenchCorpus(o.corpus ?? defaultCorpus());
-      let model: Model;
-      try {
-        model = await Model.load(resolveModel(o.model));
-      } catch (err) {
-        throw err instanceof ModelLoadError ? new CliError(err.message, 2, { cause: err }) : err;
-      }
+      const model = await loadModelArg(o.model);
       try {
         // One stream per sequence, each holding the whole prompt and the answer.
         const perSequence = 2 ** Math.ceil(Math.log2(sets * (setTokens + 16) + 400 + maxTokens));

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { buildPromptSegments, coalitionOfMask, MAX_SAMPLES } from "@attr-rag/core";
-import { defaultModelPath, describeRun, Model, ModelLoadError, resolveModel } from "@attr-rag/engine";
+import { defaultModelPath, describeRun } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
+import { loadModelArg } from "../modelCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "../progressBar.js";
 import { EVAL_METHODS, evaluateExample, type MethodOutcome } from "../eval/attributionEval.js";
@@ -91,12 +92,7 @@ export function registerEvalAttributionCommand(evalCmd: Command): void {
       const kMax = positiveInt("--k-max", o.kMax);
       const examples = relationshipSets(kind, count, seed, negatives);
       const modelArg = o.model ?? defaultModelPath();
-      let model: Model;
-      try {
-        model = await Model.load(resolveModel(modelArg));
-      } catch (err) {
-        throw err instanceof ModelLoadError ? new CliError(err.message, 2, { cause: err }) : err;
-      }
+      const model = await loadModelArg(modelArg);
       try {
         const ctx = await model.createContext({ contextSize: 16 * 1024, sequences: 16, kvType: "f32", ...(o.threads ? { threads: positiveInt("--threads", o.threads) } : {}) });
         const bar = progressBar("eval attribution");
