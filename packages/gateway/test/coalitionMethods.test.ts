@@ -134,6 +134,7 @@ describe("coalition attribution over gRPC", () => {
       [{ method: AttributionMethod.ATTRIBUTION_METHOD_BETA_SHAPLEY, betaAlpha: 0 }, /beta alpha must be a number in \(0, 1e6\], got 0/],
       [{ method: AttributionMethod.ATTRIBUTION_METHOD_BETA_SHAPLEY, betaBeta: -2 }, /beta beta/],
       [{ method: kernel }, /scores the log-likelihood utility only; use LOG_LIKELIHOOD/, { selection: { metrics: [AttributionMetric.ATTRIBUTION_METRIC_ROUGE1] } }],
+      [{ method: kernel }, /token_budget needs the sets' token counts/, { selection: { metrics: [], tokenBudget: 500 } }],
     ];
     for (const [attribution, message, extra] of cases) {
       const error = await ask(attribution, extra);

@@ -108,6 +108,9 @@ export function resolveSelection(p: SelectionParams | undefined, config: Gateway
   if (maxSets !== undefined && maxSets < 1) throw invalid("selection.max_sets must be ≥ 1");
   const tokenBudget = p?.tokenBudget;
   if (tokenBudget !== undefined && tokenBudget < 1) throw invalid("selection.token_budget must be ≥ 1");
+  // The sets' token counts come from the occlusion job; a coalition method never measures them, and a budget
+  // over unknown sizes would silently keep everything.
+  if (tokenBudget !== undefined && coalition) throw invalid(`selection.token_budget needs the sets' token counts, which only occlusion measures; use max_sets with ${method}`);
   return {
     metrics,
     tau,
