@@ -69,7 +69,7 @@ export {
 } from "./metrics/index.js";
 export { ATTRIBUTION_METRICS, isAttributionMetric, type AttributionMetric } from "./attribution/attributionMetrics.js";
 export { attributionScores, type AttributionInput, type AttributionTable } from "./attribution/attributionScores.js";
-export { CoalitionGame, coalitionOfMask, type Coalition, type Utility } from "./coalitions/coalitionGame.js";
+export { CoalitionGame, coalitionOfMask, popcount, type Coalition, type Utility } from "./coalitions/coalitionGame.js";
 export {
   checkCoalitionOptions,
   COALITION_METHODS,

@@ -6,6 +6,7 @@ export { CONFIG_KEYS, envName, flagName, loadConfig, type ConfigSources } from "
 export { Runtime, type Reranker } from "./runtime/Runtime.js";
 export { runAsk } from "./pipeline/runAsk.js";
 export { prepareAttribute, runAttribute } from "./pipeline/runAttribute.js";
+export { methodToProto } from "./pipeline/resolveAttribution.js";
 export type { AskEventListener } from "./pipeline/eventSink.js";
 export { FALLBACK_RERANKER } from "./pipeline/rerank.js";
 export { answerSentences, MIN_CITATION_SIMILARITY } from "./pipeline/citations.js";

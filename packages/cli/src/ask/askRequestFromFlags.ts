@@ -6,6 +6,8 @@ import {
   EngineStrategy,
   RetrievalMode,
 } from "@attr-rag/contracts";
+import { COALITION_METHODS } from "@attr-rag/core";
+import { methodToProto } from "@attr-rag/gateway";
 import { CliError } from "../cliError.js";
 import { positiveInt } from "../parseArgs.js";
 
@@ -46,15 +48,7 @@ const METRICS: Record<string, AttributionMetric> = {
   loglik: AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD,
 };
 /** --method names: the paper's occlusion and the coalition methods on the log-likelihood utility. */
-export const METHODS: Record<string, AttributionMethod> = {
-  occlusion: AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION,
-  "leave-one-out": AttributionMethod.ATTRIBUTION_METHOD_LEAVE_ONE_OUT_LOGLIK,
-  shapley: AttributionMethod.ATTRIBUTION_METHOD_SHAPLEY_EXACT,
-  "kernel-shap": AttributionMethod.ATTRIBUTION_METHOD_KERNEL_SHAP,
-  "tmc-shapley": AttributionMethod.ATTRIBUTION_METHOD_TMC_SHAPLEY,
-  "beta-shapley": AttributionMethod.ATTRIBUTION_METHOD_BETA_SHAPLEY,
-  contextcite: AttributionMethod.ATTRIBUTION_METHOD_CONTEXTCITE,
-};
+export const METHODS: Record<string, AttributionMethod> = Object.fromEntries((["occlusion", ...COALITION_METHODS] as const).map((m) => [m, methodToProto(m)]));
 
 function pick<T>(table: Record<string, T>, flag: string, value: string): T {
   const hit = table[value];

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { credentials, Metadata, type ChannelCredentials } from "@grpc/grpc-js";
+import { credentials, Metadata, type CallOptions, type ChannelCredentials } from "@grpc/grpc-js";
 import { AttrRagServiceClient, type AskEvent, type AskRequest } from "@attr-rag/contracts";
 import { CliError } from "../cliError.js";
 import { remoteErrorToCli } from "../gatewayCli.js";
@@ -13,18 +13,27 @@ export interface RemoteOptions {
   timeout?: number;
 }
 
-/** Streams an Ask from a gateway; resolves when the stream ends, rejects with the server's status as a CliError. */
-export function remoteAsk(options: RemoteOptions, request: AskRequest, onEvent: (e: AskEvent) => void, signal: AbortSignal): Promise<void> {
+/** A client for the gateway at options.address, with the bearer token and deadline every call carries. */
+export function gatewayClient(options: RemoteOptions): { client: AttrRagServiceClient; metadata: Metadata; callOptions: Partial<CallOptions> } {
   let creds: ChannelCredentials;
   try {
     creds = options.tlsCa !== undefined ? credentials.createSsl(readFileSync(options.tlsCa)) : credentials.createInsecure();
   } catch (err) {
     throw new CliError(`--tls-ca: cannot read ${options.tlsCa}: ${(err as Error).message}`, 2, { cause: err });
   }
-  const client = new AttrRagServiceClient(options.address, creds);
   const metadata = new Metadata();
   if (options.token !== undefined) metadata.set("authorization", `Bearer ${options.token}`);
-  const call = client.ask(request, metadata, options.timeout !== undefined ? { deadline: Date.now() + options.timeout * 1000 } : {});
+  return {
+    client: new AttrRagServiceClient(options.address, creds),
+    metadata,
+    callOptions: options.timeout !== undefined ? { deadline: Date.now() + options.timeout * 1000 } : {},
+  };
+}
+
+/** Streams an Ask from a gateway; resolves when the stream ends, rejects with the server's status as a CliError. */
+export function remoteAsk(options: RemoteOptions, request: AskRequest, onEvent: (e: AskEvent) => void, signal: AbortSignal): Promise<void> {
+  const { client, metadata, callOptions } = gatewayClient(options);
+  const call = client.ask(request, metadata, callOptions);
   const onAbort = () => call.cancel();
   signal.addEventListener("abort", onAbort, { once: true });
   return new Promise<void>((resolve, reject) => {

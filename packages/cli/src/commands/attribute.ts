@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { credentials, Metadata } from "@grpc/grpc-js";
-import { AttributeRequest, AttributeResponse, AttrRagServiceClient } from "@attr-rag/contracts";
+import { AttributeRequest, AttributeResponse } from "@attr-rag/contracts";
 import { runAttribute, Runtime } from "@attr-rag/gateway";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
 import { attributionText } from "../ask/attributionText.js";
+import { gatewayClient } from "../ask/remoteAsk.js";
 import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, remoteErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
@@ -124,19 +124,16 @@ async function embeddedAttribute(o: AttributeOptions, request: AttributeRequest,
 }
 
 function remoteAttribute(o: AttributeOptions, request: AttributeRequest, signal: AbortSignal): Promise<AttributeResponse> {
-  let creds;
-  try {
-    creds = o.tlsCa !== undefined ? credentials.createSsl(readFileSync(o.tlsCa)) : credentials.createInsecure();
-  } catch (err) {
-    throw new CliError(`--tls-ca: cannot read ${o.tlsCa}: ${(err as Error).message}`, 2, { cause: err });
-  }
   const timeout = o.timeout !== undefined ? positiveInt("--timeout", o.timeout) : undefined;
   const token = o.token ?? process.env.ATTR_RAG_TOKEN;
-  const client = new AttrRagServiceClient(o.server!, creds);
-  const metadata = new Metadata();
-  if (token !== undefined) metadata.set("authorization", `Bearer ${token}`);
+  const { client, metadata, callOptions } = gatewayClient({
+    address: o.server!,
+    ...(token !== undefined ? { token } : {}),
+    ...(o.tlsCa !== undefined ? { tlsCa: o.tlsCa } : {}),
+    ...(timeout !== undefined ? { timeout } : {}),
+  });
   return new Promise<AttributeResponse>((resolve, reject) => {
-    const call = client.attribute(request, metadata, timeout !== undefined ? { deadline: Date.now() + timeout * 1000 } : {}, (err, res) =>
+    const call = client.attribute(request, metadata, callOptions, (err, res) =>
       err ? reject(signal.aborted ? new CliError("interrupted", 130, { cause: err }) : remoteErrorToCli(err)) : resolve(res),
     );
     signal.addEventListener("abort", () => call.cancel(), { once: true });

@@ -1,7 +1,7 @@
 // RQ1 and RQ2 of the Shapley document-attribution study, on one example whose utility is known for every
 // coalition (scored once, 2^n values): each method runs against that table, so methods cost no extra engine
 // work and their utility-call counts are what they would cost on the engine.
-import { attributeCoalitions, coalitionOfMask, kendallTau, spearman, type CoalitionMethod } from "@attr-rag/core";
+import { attributeCoalitions, coalitionOfMask, kendallTau, popcount, spearman, type CoalitionMethod } from "@attr-rag/core";
 
 export const EVAL_METHODS: readonly CoalitionMethod[] = ["shapley", "leave-one-out", "kernel-shap", "tmc-shapley", "beta-shapley", "contextcite"];
 
@@ -67,10 +67,4 @@ export async function evaluateExample(
     };
   }
   return out;
-}
-
-function popcount(m: number): number {
-  let c = 0;
-  for (let x = m; x; x &= x - 1) c++;
-  return c;
 }

@@ -35,10 +35,11 @@ export class CoalitionGame {
 
   /** v for every coalition, asking the utility (in one batch) only for those not known yet. */
   async values(coalitions: readonly Coalition[]): Promise<number[]> {
-    const keys = coalitions.map((c) => this.#key(c));
+    const normalised = coalitions.map((c) => this.#normalise(c));
+    const keys = normalised.map((c) => c.join(","));
     const missing = new Map<string, Coalition>();
     keys.forEach((k, i) => {
-      if (!this.#values.has(k) && !missing.has(k)) missing.set(k, normalise(coalitions[i]!));
+      if (!this.#values.has(k) && !missing.has(k)) missing.set(k, normalised[i]!);
     });
     if (missing.size > 0) {
       const asked = [...missing.values()];
@@ -64,21 +65,25 @@ export class CoalitionGame {
     return Array.from({ length: this.n }, (_, i) => i);
   }
 
-  #key(c: Coalition): string {
+  /** The members in ascending order, once each; refuses what is not a set index. */
+  #normalise(c: Coalition): Coalition {
     for (const i of c) {
       if (!Number.isInteger(i) || i < 0 || i >= this.n) throw new RangeError(`coalition member ${i} is not a set index in [0, ${this.n})`);
     }
-    return normalise(c).join(",");
+    return [...new Set(c)].sort((a, b) => a - b);
   }
-}
-
-function normalise(c: Coalition): Coalition {
-  return [...new Set(c)].sort((a, b) => a - b);
 }
 
 /** The coalition of the players whose bit is set in mask (bit i = set i). */
 export function coalitionOfMask(mask: number, n: number): number[] {
   const c: number[] = [];
   for (let i = 0; i < n; i++) if (mask & (1 << i)) c.push(i);
+  return c;
+}
+
+/** Members of the coalition a mask stands for. */
+export function popcount(mask: number): number {
+  let c = 0;
+  for (let x = mask; x; x &= x - 1) c++;
   return c;
 }

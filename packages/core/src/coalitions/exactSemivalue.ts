@@ -1,4 +1,4 @@
-import { coalitionOfMask, type CoalitionGame } from "./coalitionGame.js";
+import { coalitionOfMask, popcount, type CoalitionGame } from "./coalitionGame.js";
 import type { CoalitionAttribution } from "./coalitionOptions.js";
 import { choose, shapleyPositionWeights } from "./semivalueWeights.js";
 
@@ -30,10 +30,4 @@ export async function exactSemivalue(game: CoalitionGame, positionWeights: reado
 export async function exactShapley(game: CoalitionGame): Promise<CoalitionAttribution> {
   const r = await exactSemivalue(game, shapleyPositionWeights(game.n));
   return { method: "shapley", ...r, utilityCalls: game.utilityCalls };
-}
-
-function popcount(m: number): number {
-  let c = 0;
-  for (let x = m; x; x &= x - 1) c++;
-  return c;
 }

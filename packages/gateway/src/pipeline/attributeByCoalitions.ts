@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
-import { AttributionMetric, type AttributionTable, type PromptSegment } from "@attr-rag/contracts";
-import { attributeCoalitions, type CoalitionMethod, type CoalitionOptions } from "@attr-rag/core";
+import { AttributionMetric, type AttributionMethod, type AttributionTable, type PromptSegment } from "@attr-rag/contracts";
+import { attributeCoalitions, type CoalitionAttribution, type CoalitionMethod, type CoalitionOptions } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
 import { settingsToProto } from "@attr-rag/selector";
 import { addCounters } from "@attr-rag/worker";
@@ -54,25 +54,7 @@ export async function attributeByCoalitions(
   const result = await attributeCoalitions(sets.length, scorer.utility, options);
   const occlusionMs = scorer.ms();
   const attributionMs = performance.now() - t1 - occlusionMs;
-  const table: AttributionTable = {
-    method: methodToProto(options.method),
-    metrics: [AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD],
-    rows: sets.map((s, j) => ({
-      setIndex: j,
-      setId: s.id,
-      scores: [
-        {
-          metric: AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD,
-          alpha: result.scores[j]!,
-          ...(result.stdErrors && Number.isFinite(result.stdErrors[j]) ? { stdError: result.stdErrors[j]! } : {}),
-        },
-      ],
-      ...(result.vWithout ? { loglikWithout: result.vWithout[j]! } : {}),
-    })),
-    ...(result.vFull !== undefined ? { loglikFull: result.vFull } : {}),
-    ...(result.vEmpty !== undefined ? { loglikEmpty: result.vEmpty } : {}),
-    evaluations: result.utilityCalls,
-  };
+  const table = coalitionTable(methodToProto(options.method), sets, result);
   if (result.lds !== undefined) warnings.push(`contextcite: the surrogate's LDS on held-out ablations is ${result.lds.toFixed(3)}`);
 
   const selected = await runtime.backends.selector.select(
@@ -98,5 +80,28 @@ export async function attributeByCoalitions(
     counters: counters === undefined ? likelihood : addCounters(counters, likelihood),
     timings: { initialAnswerMs, occlusionMs, attributionMs: attributionMs + selected.attributionMs, selectionMs: selected.selectionMs, gapFillMs: selected.gapFillMs },
     warnings,
+  };
+}
+
+/** A coalition method's values as the LOG_LIKELIHOOD column of an attribution table, labelled `method`. */
+export function coalitionTable(method: AttributionMethod, sets: readonly SetText[], result: CoalitionAttribution): AttributionTable {
+  return {
+    method,
+    metrics: [AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD],
+    rows: sets.map((s, j) => ({
+      setIndex: j,
+      setId: s.id,
+      scores: [
+        {
+          metric: AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD,
+          alpha: result.scores[j]!,
+          ...(result.stdErrors && Number.isFinite(result.stdErrors[j]) ? { stdError: result.stdErrors[j]! } : {}),
+        },
+      ],
+      ...(result.vWithout ? { loglikWithout: result.vWithout[j]! } : {}),
+    })),
+    ...(result.vFull !== undefined ? { loglikFull: result.vFull } : {}),
+    ...(result.vEmpty !== undefined ? { loglikEmpty: result.vEmpty } : {}),
+    evaluations: result.utilityCalls,
   };
 }

@@ -1,6 +1,5 @@
 import {
   AttributionMethod,
-  AttributionMetric,
   FinishReason,
   SelectionDecision,
   SelectionFlag,
@@ -18,7 +17,8 @@ import { settingsToProto } from "@attr-rag/selector";
 import { addCounters, closingDelta, strategyToProto } from "@attr-rag/worker";
 import type { Runtime } from "../runtime/Runtime.js";
 import { engineCall, newJobId, onceBySequence } from "./engineCalls.js";
-import { attributeByCoalitions } from "./attributeByCoalitions.js";
+import { attributeCoalitions } from "@attr-rag/core";
+import { attributeByCoalitions, coalitionTable } from "./attributeByCoalitions.js";
 import { likelihoodUtility } from "./likelihoodUtility.js";
 import type { ResolvedGeneration, ResolvedSelection } from "./resolveAsk.js";
 import type { ResolvedAttribution } from "./resolveAttribution.js";
@@ -145,16 +145,9 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
   if (input.selection.metrics.includes("loglik")) {
     const target = input.initialAnswer !== undefined ? { content: { $case: "text" as const, value: full } } : { content: { $case: "tokens" as const, value: { ids: fullAnswer.tokenIds } } };
     const scorer = likelihoodUtility(runtime, requestId, input.question, sets, target, signal);
-    const all = sets.map((_, i) => i);
-    const [vFull, ...without] = await scorer.utility([all, ...all.map((j) => all.filter((i) => i !== j))]);
+    const loo = await attributeCoalitions(sets.length, scorer.utility, { method: "leave-one-out" });
     counters = addCounters(counters, scorer.counters()!);
-    loglik = {
-      method: AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION,
-      metrics: [AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD],
-      rows: sets.map((s, j) => ({ setIndex: j, setId: s.id, scores: [{ metric: AttributionMetric.ATTRIBUTION_METRIC_LOG_LIKELIHOOD, alpha: vFull! - without[j]! }], loglikWithout: without[j]! })),
-      loglikFull: vFull!,
-      evaluations: sets.length + 1 + (input.initialAnswer === undefined ? 1 : 0),
-    };
+    loglik = coalitionTable(AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION, sets, loo);
   }
 
   const selected = await runtime.backends.selector.select(
@@ -190,7 +183,7 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
     sets,
     initialAnswer: full,
     outcomes,
-    table: { ...selected.attribution!, evaluations: (loglik ? sets.length + 1 : 0) + sets.length + (input.initialAnswer === undefined ? 1 : 0) },
+    table: { ...selected.attribution!, evaluations: (loglik?.evaluations ?? 0) + sets.length + (input.initialAnswer === undefined ? 1 : 0) },
     selection,
     gapFill: selected.gapFill ?? { gaps: [], addedChunks: [] },
     counters,
