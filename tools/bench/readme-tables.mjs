@@ -18,7 +18,12 @@ export const RESULTS_DIR = join(REPO_ROOT, "bench/results");
 export const BLOCKS = {
   "occlusion-bench": { files: ["occlusion-bench-f16.json", "occlusion-bench-q8_0.json"], render: occlusionBlock },
   "occlusion-qwen2-0.5b": { files: ["occlusion-qwen2-0.5b-q8_0.json"], render: occlusionBlock },
-  retrieval: { files: ["retrieval-chemlitqa-train.json", "retrieval-chemex-like-train.json"], render: retrievalBlock },
+  retrieval: {
+    // Per public set: the run with the current default fusion, then the run before it (RRF, BM25 weight 4).
+    files: ["retrieval-chemlitqa-train.json", "retrieval-chemlitqa-train-rrf4.json", "retrieval-chemex-like-train.json", "retrieval-chemex-like-train-rrf4.json"],
+    render: retrievalBlock,
+  },
+  "retrieval-fusion": { files: ["retrieval-tune-chemlitqa-train.json", "retrieval-tune-chemex-like-train.json"], render: fusionTuneBlock },
   "index-bench": { files: ["index-bench.json"], render: indexBlock },
   "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
@@ -103,22 +108,102 @@ function agreement(data) {
   return `largest naive margin where an answer first differs from naive's: ${fixed(data.max_divergence_margin, 3)} (a near-tie when ≤ 0.1).`;
 }
 
+/** Runs made before eval retrieval reported its fusion used the default of the time: RRF, k 60, BM25 weight 4. */
+const FUSION_BEFORE_RECORDING = { method: "rrf", rrfK: 60, bm25Weight: 4 };
+
+function fusionLabel(data) {
+  const f = data.fusion ?? FUSION_BEFORE_RECORDING;
+  const name = f.method === "rrf" ? `RRF k ${f.rrfK}, BM25 weight ${f.bm25Weight}` : `convex λ ${f.bm25Weight}`;
+  return f.from === "store" ? `${name} (tuned store)` : name;
+}
+
+/**
+ * One table for the public sets: each set's current run (`retrieval-SET.json`) and the run before the fusion
+ * changed (`retrieval-SET-rrf4.json`). Hybrid gets a row per run; dense and BM25 do not depend on the fusion,
+ * so they get one row, or one per run if the two runs disagree.
+ */
 function retrievalBlock(results) {
   const ks = ["1", "5", "10", "30"];
   const rows = [];
+  const byDataset = new Map();
   for (const { file, data } of results) {
-    const dataset = file.replace(/^retrieval-/, "").replace(/\.json$/, "");
-    let first = true;
-    for (const [mode, s] of Object.entries(data.modes)) {
-      const label = first ? `${dataset} (${thousands(data.corpus)} docs, ${thousands(data.chunks)} chunks, ${data.evaluated} q)` : "";
-      first = false;
-      rows.push(`| ${label} | ${mode} | ${ks.map((k) => fixed(s.recall[k], 3)).join(" | ")} | ${fixed(s.mrr, 3)} | ${fixed(s["ndcg@10"], 3)} |`);
+    const before = file.endsWith("-rrf4.json");
+    const dataset = file.replace(/^retrieval-/, "").replace(/(-rrf4)?\.json$/, "");
+    byDataset.set(dataset, { ...byDataset.get(dataset), [before ? "before" : "now"]: data });
+  }
+  const cells = (s) => `${ks.map((k) => fixed(s.recall[k], 3)).join(" | ")} | ${fixed(s.mrr, 3)} | ${fixed(s["ndcg@10"], 3)}`;
+  for (const [dataset, { now, before }] of byDataset) {
+    if (!now || !before) throw new Error(`retrieval: ${dataset} needs both retrieval-${dataset}.json and retrieval-${dataset}-rrf4.json`);
+    let label = `${dataset} (${thousands(now.corpus)} docs, ${thousands(now.chunks)} chunks, ${now.evaluated} q)`;
+    const row = (mode, fusion, s) => {
+      rows.push(`| ${label} | ${mode} | ${fusion} | ${cells(s)} |`);
+      label = "";
+    };
+    for (const [mode, s] of Object.entries(now.modes)) {
+      const old = before.modes[mode];
+      if (mode === "hybrid") {
+        if (old) row("hybrid, before", fusionLabel(before), old);
+        row("hybrid, now", fusionLabel(now), s);
+      } else if (old && cells(old) !== cells(s)) {
+        row(`${mode}, before`, "–", old);
+        row(`${mode}, now`, "–", s);
+      } else row(mode, "–", s);
     }
   }
   return [
-    "| dataset | mode | R@1 | R@5 | R@10 | R@30 | MRR | nDCG@10 |",
-    "|---|---|---|---|---|---|---|---|",
+    "| dataset | mode | fusion | R@1 | R@5 | R@10 | R@30 | MRR | nDCG@10 |",
+    "|---|---|---|---|---|---|---|---|---|",
     ...rows,
+    "",
+    provenance(results),
+  ].join("\n");
+}
+
+/**
+ * What `eval retrieval --tune` found on each set (on a fresh copy of the store, so "before" is the library
+ * default): BM25 and dense alone, the old and the current default, the best of each method, and the convex
+ * λ range that stays within 0.01 nDCG@10 of the better single ranking.
+ */
+function fusionTuneBlock(results) {
+  const label = (f) => (f.method === "rrf" ? `RRF k ${f.rrfK}, BM25 weight ${f.bm25Weight}` : `convex λ ${f.bm25Weight}`);
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  const rows = [];
+  const notes = [];
+  for (const { file, data } of results) {
+    const dataset = file.replace(/^retrieval-tune-/, "").replace(/\.json$/, "");
+    const { tune, modes } = data;
+    const single = Math.max(modes.bm25["ndcg@10"], modes.dense["ndcg@10"]);
+    const find = (f) => tune.grid.find((g) => same(g.fusion, f));
+    const bestOf = (method) => tune.grid.find((g) => g.fusion.method === method);
+    let first = `${dataset} (${tune.questions} q)`;
+    const row = (what, fusion, ndcg, recall) => {
+      const delta = ndcg - single;
+      rows.push(`| ${first} | ${what} | ${fusion} | ${fixed(ndcg, 4)} | ${delta >= 0 ? "+" : ""}${fixed(delta, 4)} | ${fixed(recall, 3)} |`);
+      first = "";
+    };
+    row("BM25 alone", "–", modes.bm25["ndcg@10"], modes.bm25.recall["30"]);
+    row("dense alone", "–", modes.dense["ndcg@10"], modes.dense.recall["30"]);
+    const old = find({ method: "rrf", rrfK: 60, bm25Weight: 4 });
+    if (old) row("old default", label(old.fusion), old["ndcg@10"], old["recall@30"]);
+    row("library default", label(tune.before.fusion), tune.before["ndcg@10"], tune.before["recall@30"]);
+    for (const method of ["rrf", "convex"]) {
+      const best = bestOf(method);
+      row(best === tune.grid[0] ? `best ${method === "rrf" ? "RRF" : "convex"} (--tune's choice)` : `best ${method === "rrf" ? "RRF" : "convex"}`, label(best.fusion), best["ndcg@10"], best["recall@30"]);
+    }
+    const within = tune.grid
+      .filter((g) => g.fusion.method === "convex" && g["ndcg@10"] >= single - 0.01 - 1e-12)
+      .map((g) => g.fusion.bm25Weight)
+      .sort((a, b) => a - b);
+    notes.push(`${dataset}: convex λ within 0.01 of the better single ranking: ${within.length ? within.map((x) => fixed(x, 2)).join(", ") : "none"}.`);
+  }
+  return [
+    `Grid: RRF with BM25 weight 1–32 × k 10, 30, 60 and convex λ 0–1 in steps of 0.05 (${results[0].data.tune.grid_size} fusions), scored on the same candidates hybrid fetches.`,
+    "",
+    "| dataset | ranking | fusion | nDCG@10 | vs better of BM25 / dense | R@30 |",
+    "|---|---|---|---|---|---|",
+    ...rows,
+    "",
+    ...notes.map((n) => `- ${n}`),
     "",
     provenance(results),
   ].join("\n");

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChunkStore, DEFAULT_FUSION, fuseHits, hybridCandidates, type SearchHit } from "@attr-rag/index";
 import { parseKList, scoreRankings } from "../src/commands/eval.js";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
@@ -172,6 +173,7 @@ describe("attr-rag eval retrieval", () => {
       [[...base, "--mode", "sparse"], /--mode must be one of dense, bm25, hybrid, all; got "sparse"/],
       [[...base, "--k", "1,0"], /--k: "0" is not a positive integer/],
       [[...base, "--embedder", "word2vec"], /--embedder: unknown embedder "word2vec"/],
+      [[...base, "--tune"], /--tune records the fitted fusion in the store .* needs --store DIR/],
     ];
     for (const [args, message] of cases) {
       const r = run(args);
@@ -182,5 +184,58 @@ describe("attr-rag eval retrieval", () => {
     const missing = run(["eval", "retrieval", "--questions", questions]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/required option '--corpus <file>' not specified/);
+  });
+
+  it("cli eval - --tune fits the fusion on the questions and records it in --store; later searches on the store use it", async () => {
+    const store = join(dir, "tuned");
+    const r = run(["eval", "retrieval", "--corpus", corpus, "--questions", questions, "--store", store, "--tune", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    const { tune } = report;
+    expect(tune).toMatchObject({ questions: 4, grid_size: 39 });
+    expect(tune.grid).toHaveLength(39);
+    expect(tune.before.fusion).toEqual(DEFAULT_FUSION);
+    // The best of the grid, and what the evaluation after tuning measured for hybrid.
+    const best = Math.max(...tune.grid.map((g: { "ndcg@10": number }) => g["ndcg@10"]));
+    expect(tune.chosen["ndcg@10"]).toBeCloseTo(best, 12);
+    expect(tune.chosen["ndcg@10"]).toBeGreaterThanOrEqual(tune.before["ndcg@10"] - 1e-12);
+    expect(report.modes.hybrid["ndcg@10"]).toBeCloseTo(tune.chosen["ndcg@10"], 12);
+    expect(report.modes.hybrid.recall["30"]).toBeCloseTo(tune.chosen["recall@30"], 12);
+    const chosen = tune.chosen.fusion;
+    expect(report.fusion).toEqual({ ...chosen, from: "store" });
+    // Premise: the tuned fusion differs from the default, so the search below can tell which one it used.
+    expect(chosen).not.toEqual(DEFAULT_FUSION);
+
+    const opened = await ChunkStore.open(store);
+    try {
+      expect(opened.fusion).toEqual(chosen);
+    } finally {
+      await opened.close();
+    }
+
+    // `search` on the store: hybrid must be the recorded fusion of its own BM25 and dense candidates.
+    const query = "How does a fractionating column separate ethanol from water?";
+    const searchHits = (mode: string, k: number): SearchHit[] => {
+      const out = run(["search", "--store", store, "--mode", mode, "--k", String(k), "--query", query, "--json"]);
+      expect(out.code, out.stderr).toBe(0);
+      const hits: { chunk_id: string; doc_id: string; ordinal: number; score: number; text: string }[] = JSON.parse(out.stdout).hits;
+      return hits.map((h) => ({ chunkId: h.chunk_id, docId: h.doc_id, ordinal: h.ordinal, start: 0, end: 0, text: h.text, score: h.score }));
+    };
+    const k = 5;
+    const candidates = hybridCandidates(k);
+    const bm25 = searchHits("bm25", candidates);
+    const dense = searchHits("dense", candidates);
+    const hybrid = searchHits("hybrid", k);
+    const expected = fuseHits(bm25, dense, k, chosen);
+    expect(hybrid.map((h) => h.chunkId)).toEqual(expected.map((h) => h.chunkId));
+    hybrid.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+    const withDefault = fuseHits(bm25, dense, k, DEFAULT_FUSION);
+    expect(hybrid.map((h) => h.score)).not.toEqual(withDefault.map((h) => h.score));
+
+    // A plain eval on the tuned store reports the recorded fusion; the text report names it.
+    const again = run(["eval", "retrieval", "--corpus", corpus, "--questions", questions, "--store", store, "--mode", "hybrid"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/hybrid fusion: .* \(recorded in the store\)\n/);
+    expect(again.stdout).not.toMatch(/^tune:/m);
   });
 });

@@ -25,6 +25,7 @@ export {
   type Relevance,
 } from "./retrieval/rankingMetrics.js";
 export { DEFAULT_RRF_K, reciprocalRankFusion, type FusedHit } from "./retrieval/reciprocalRankFusion.js";
+export { convexScoreFusion, type ScoredId } from "./retrieval/convexScoreFusion.js";
 export {
   occludeSegments,
   occlusionPrompts,
@@ -90,3 +91,4 @@ export { exactSemivalue, exactShapley } from "./coalitions/exactSemivalue.js";
 export { betaPositionWeights, shapleyPositionWeights } from "./coalitions/semivalueWeights.js";
 export { averageRanks, kendallTau, spearman } from "./coalitions/rankCorrelation.js";
 export { SeededRandom } from "./coalitions/seededRandom.js";
+export * from "./evaluation/index.js";

@@ -13,3 +13,5 @@ export { answerSentences, MIN_CITATION_SIMILARITY } from "./pipeline/citations.j
 export { startGatewayServer, type GatewayServerHandle, type StartGatewayServerOptions } from "./server/startGatewayServer.js";
 export { Admission } from "./server/admission.js";
 export { renderReport, type ReportInput } from "./report/renderReport.js";
+export { escapeHtml } from "./report/escapeHtml.js";
+export { REPORT_CSS } from "./report/styles.js";

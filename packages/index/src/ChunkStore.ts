@@ -1,17 +1,18 @@
 import { resolve } from "node:path";
-import { chunkDocument, DEFAULT_RRF_K, type Chunk } from "@attr-rag/core";
+import { chunkDocument, type Chunk } from "@attr-rag/core";
 import { DocumentNotFoundError, EmbeddingError, InvalidDocumentError, InvalidQueryError, StoreClosedError, StoreError, VectorsIncompleteError } from "./errors.js";
 import { contentHash } from "./ingest/contentHash.js";
 import { embedTexts } from "./ingest/embedTexts.js";
 import { validateDocument } from "./ingest/validateDocument.js";
 import { Bm25Search } from "./search/bm25Search.js";
 import { DenseSearch } from "./search/denseSearch.js";
-import { DEFAULT_BM25_WEIGHT, fuseHits } from "./search/fuseHits.js";
+import { fuseHits, hybridCandidates } from "./search/fuseHits.js";
+import { DEFAULT_FUSION, LEGACY_RRF_FUSION, validateFusion, type FusionSettings } from "./search/fusionSettings.js";
 import { MAX_K, validateFilters, validateK, validateQueryText, validateQueryVector } from "./search/searchOptions.js";
 import { DocumentRows } from "./sqlite/documentRows.js";
 import { migrate } from "./sqlite/migrations.js";
 import { openDatabase, type Db } from "./sqlite/openDatabase.js";
-import { loadOrInitConfig, type StoreConfig } from "./sqlite/storeConfig.js";
+import { loadOrInitConfig, readFusion, writeFusion, type StoreConfig } from "./sqlite/storeConfig.js";
 import { prepareDirectory } from "./store/prepareDirectory.js";
 import { storeFiles, type StoreFiles } from "./store/storeFiles.js";
 import { StoreLock } from "./store/storeLock.js";
@@ -68,6 +69,7 @@ export class ChunkStore {
   #writesSinceSave = 0;
   #lastSaveError: string | undefined;
   #repair: VectorRepairReport = { removedStale: 0, rebuilt: 0, missing: 0 };
+  #storedFusion: { fusion?: FusionSettings; error?: string };
   readonly #inFlight = new Set<Promise<unknown>>();
   #rebuilding: Promise<VectorRepairReport> | undefined;
   #closing: Promise<void> | undefined;
@@ -87,6 +89,7 @@ export class ChunkStore {
     this.#dense = new DenseSearch(db);
     this.#saveEvery = options.saveEvery ?? DEFAULT_SAVE_EVERY;
     this.#embedBatchSize = options.embedBatchSize ?? DEFAULT_EMBED_BATCH_SIZE;
+    this.#storedFusion = readFusion(db, files.dir);
   }
 
   /**
@@ -226,25 +229,69 @@ export class ChunkStore {
     return this.#dense.search(this.#vectors, vector, k, validateFilters(options, what));
   }
 
-  /** Reciprocal rank fusion of BM25 (on `query`) and dense (on `queryVector`) rankings. */
+  /**
+   * BM25 (on `query`) and dense (on `queryVector`) rankings fused: by `options.fusion`, by RRF when the call
+   * gives `rrfK`/`bm25Weight`, else by the store's fusion (see HybridSearchOptions).
+   */
   searchHybrid(query: string, queryVector: Float32Array, options: HybridSearchOptions): SearchHit[] {
     const what = "searchHybrid";
     this.#assertOpen(what);
     const k = validateK(options?.k, what);
-    const candidates = options.candidates === undefined ? Math.min(MAX_K, Math.max(k, 50)) : validateK(options.candidates, what, "candidates");
-    const rrfK = options.rrfK ?? DEFAULT_RRF_K;
-    if (typeof rrfK !== "number" || !Number.isFinite(rrfK) || rrfK < 0) throw new InvalidQueryError(`${what}: rrfK must be a finite number ≥ 0, got ${String(rrfK)}`);
+    const candidates = options.candidates === undefined ? Math.min(MAX_K, hybridCandidates(k)) : validateK(options.candidates, what, "candidates");
+    const fusion = this.#hybridFusion(options, what);
     const text = validateQueryText(query, what);
     const vector = validateQueryVector(queryVector, this.embedder.dimensions, this.embedder.id, what);
     const filters = validateFilters(options, what);
     this.#assertVectorsComplete(what);
     const bm25 = this.#bm25.search(text, candidates, filters);
     const dense = this.#dense.search(this.#vectors, vector, candidates, filters);
-    const bm25Weight = options.bm25Weight ?? DEFAULT_BM25_WEIGHT;
-    if (typeof bm25Weight !== "number" || !Number.isFinite(bm25Weight) || bm25Weight < 0) {
+    return fuseHits(bm25, dense, k, fusion);
+  }
+
+  /** The fusion searchHybrid uses when a call names none: the one recorded by setFusion, else DEFAULT_FUSION. */
+  get fusion(): FusionSettings {
+    this.#assertOpen("fusion");
+    if (this.#storedFusion.error !== undefined) throw new StoreError(this.#storedFusion.error);
+    return this.#storedFusion.fusion ?? DEFAULT_FUSION;
+  }
+
+  /** Whether the store records its own fusion (false: DEFAULT_FUSION applies). */
+  get hasRecordedFusion(): boolean {
+    this.#assertOpen("hasRecordedFusion");
+    return this.#storedFusion.fusion !== undefined || this.#storedFusion.error !== undefined;
+  }
+
+  /**
+   * Records the fusion hybrid search uses by default on this store, from now on and after reopening (all
+   * readers of the store directory: ask, search, serve); undefined removes it, so DEFAULT_FUSION applies.
+   */
+  setFusion(fusion: FusionSettings | undefined): void {
+    const what = "setFusion";
+    this.#assertOpen(what);
+    const valid = fusion === undefined ? undefined : validateFusion(fusion, what);
+    writeFusion(this.#db, valid);
+    this.#storedFusion = valid === undefined ? {} : { fusion: valid };
+  }
+
+  #hybridFusion(options: HybridSearchOptions, what: string): FusionSettings {
+    const { fusion, rrfK, bm25Weight } = options;
+    if (fusion !== undefined) {
+      if (rrfK !== undefined || bm25Weight !== undefined) {
+        throw new InvalidQueryError(`${what}: give either fusion or the RRF options rrfK/bm25Weight, not both; fusion { method: "rrf", rrfK, bm25Weight } covers them`);
+      }
+      return validateFusion(fusion, what);
+    }
+    if (rrfK === undefined && bm25Weight === undefined) return this.fusion;
+    if (rrfK !== undefined && (typeof rrfK !== "number" || !Number.isFinite(rrfK) || rrfK < 0)) {
+      throw new InvalidQueryError(`${what}: rrfK must be a finite number ≥ 0, got ${String(rrfK)}`);
+    }
+    if (bm25Weight !== undefined && (typeof bm25Weight !== "number" || !Number.isFinite(bm25Weight) || bm25Weight < 0)) {
       throw new InvalidQueryError(`${what}: bm25Weight must be a finite number ≥ 0, got ${String(bm25Weight)}`);
     }
-    return fuseHits(bm25, dense, k, rrfK, { bm25: bm25Weight, dense: 1 });
+    // An explicit rrfK (the gRPC rrf_k) has always meant RRF; the store's RRF fusion, if any, fills the rest.
+    const stored = this.#storedFusion.fusion;
+    const base = stored?.method === "rrf" ? stored : LEGACY_RRF_FUSION;
+    return { method: "rrf", rrfK: rrfK ?? base.rrfK, bm25Weight: bm25Weight ?? base.bm25Weight };
   }
 
   stats(): StoreStats {

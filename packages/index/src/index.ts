@@ -1,7 +1,16 @@
 // Public API of @attr-rag/index: the durable chunk store (SQLite + FTS5 BM25 + usearch vectors).
 // Siblings import only from here.
 export { ChunkStore } from "./ChunkStore.js";
-export { DEFAULT_BM25_WEIGHT } from "./search/fuseHits.js";
+export { fuseHits, hybridCandidates } from "./search/fuseHits.js";
+export {
+  DEFAULT_BM25_WEIGHT,
+  DEFAULT_FUSION,
+  describeFusion,
+  LEGACY_RRF_FUSION,
+  validateFusion,
+  type FusionSettings,
+  type RrfFusion,
+} from "./search/fusionSettings.js";
 export {
   DocumentNotFoundError,
   DocumentReadError,

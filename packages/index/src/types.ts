@@ -1,4 +1,5 @@
 import type { ChunkerOptions } from "@attr-rag/core";
+import type { FusionSettings } from "./search/fusionSettings.js";
 
 /** Which embedder built (or queries) a store. Vectors of different embedders are never mixed. */
 export interface EmbedderInfo {
@@ -86,12 +87,19 @@ export interface SearchOptions extends SearchFilters {
   readonly k: number;
 }
 
+/**
+ * Which fusion a hybrid search uses: `fusion` when given; else RRF when `rrfK` or `bm25Weight` is given (the
+ * options from before stored fusions: what one leaves out comes from the store's fusion if that is RRF, else
+ * k 60 and DEFAULT_BM25_WEIGHT); else the store's fusion (`store.fusion`: the recorded one, or DEFAULT_FUSION).
+ */
 export interface HybridSearchOptions extends SearchOptions {
-  /** Reciprocal rank fusion constant. Default 60. */
+  /** The fusion for this call, overriding the store's. Not together with rrfK/bm25Weight. */
+  readonly fusion?: FusionSettings;
+  /** Asks for RRF with this constant (≥ 0). */
   readonly rrfK?: number;
   /** Hits taken from each of BM25 and dense before fusion. Default max(k, 50). */
   readonly candidates?: number;
-  /** Weight of the BM25 ranking in the fusion (dense has weight 1). Default DEFAULT_BM25_WEIGHT. */
+  /** Asks for RRF with this weight of the BM25 ranking (≥ 0; dense has weight 1). */
   readonly bm25Weight?: number;
 }
 
@@ -104,7 +112,7 @@ export interface SearchHit {
   readonly text: string;
   /**
    * Higher is better. BM25: −bm25() (FTS5's bm25 is lower-is-better). Dense: cosine similarity.
-   * Hybrid: the RRF score.
+   * Hybrid: the fused score (RRF sum, or the convex combination of normalised scores in [0, 1]).
    */
   readonly score: number;
   /** Hybrid only: 1-based rank of the chunk in each fused ranking (absent where it was not retrieved). */

@@ -134,9 +134,10 @@ describe("search", () => {
     expect(() => store.searchDense(fakeEmbedVector("acid"), { k: 0 })).toThrow(InvalidQueryError);
   });
 
-  it("hybrid - fuses BM25 and dense with RRF; ranks show where each hit came from", () => {
+  it("hybrid - an explicit rrfK fuses BM25 and dense with RRF; ranks show where each hit came from", () => {
     const query = "Which acid catalyses the acetylation?";
-    const hits = store.searchHybrid(query, fakeEmbedVector(query), { k: 5 });
+    // The store's default fusion is convex (fusion.test.ts); rrfK asks for RRF, as gRPC's rrf_k does.
+    const hits = store.searchHybrid(query, fakeEmbedVector(query), { k: 5, rrfK: 60 });
     expect(hits).toHaveLength(5);
     expect(hits[0]!.chunkId).toBe("aspirin#1");
     const bm25 = store.searchBm25(query, { k: 50 }).map((h) => h.chunkId);

@@ -9,7 +9,7 @@ import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey 
 import { positiveInt } from "../parseArgs.js";
 
 /** Settings of the embedded pipeline (a server has its own). */
-const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "reranker", "threads", "gpuLayers", "contextSize", "sequences", "batchSize"];
+export const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "reranker", "threads", "gpuLayers", "contextSize", "sequences", "batchSize"];
 
 interface AskOptions extends AskFlags, Record<string, unknown> {
   server?: string;

@@ -4,10 +4,22 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { dedupeRanking, ndcgAtK, recallAtK, reciprocalRank } from "@attr-rag/core";
-import { ChunkStore, MAX_K, readDocuments, type Embedder, type SearchHit } from "@attr-rag/index";
+import {
+  ChunkStore,
+  DEFAULT_FUSION,
+  describeFusion,
+  hybridCandidates,
+  MAX_K,
+  readDocuments,
+  type Embedder,
+  type FusionSettings,
+  type SearchHit,
+} from "@attr-rag/index";
 import { describeRun } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
+import { formatTune, fusionGrid, TUNE_RECALL_K, tuneFusion, tuneJson, type TuneResult } from "../eval/tuneFusion.js";
 import { registerEvalAttributionCommand } from "./evalAttribution.js";
+import { registerEvalAnswersCommand } from "./evalAnswers.js";
 import { progressBar } from "../progressBar.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
@@ -45,6 +57,8 @@ export interface RetrievalReport {
   /** Questions without gold documents (e.g. kind "negative"), left out of the averages. */
   readonly skipped_no_gold: number;
   readonly modes: Partial<Record<EvalMode, ModeScores>>;
+  /** The fusion hybrid used (present when hybrid was evaluated): the store's recorded one, or the library default. */
+  readonly fusion?: FusionSettings & { readonly from: "store" | "default" };
 }
 
 /**
@@ -179,7 +193,7 @@ export async function scanCorpus(path: string): Promise<{ documents: number; ids
 }
 
 /** Ingests the corpus (unchanged documents are no-ops), with a progress bar on stderr. */
-async function ingestCorpus(store: ChunkStore, embedder: Embedder, path: string): Promise<{ written: number; unchanged: number }> {
+export async function ingestCorpus(store: ChunkStore, embedder: Embedder, path: string): Promise<{ written: number; unchanged: number }> {
   const size = statSync(path).size;
   const bar = progressBar("eval: ingest");
   let written = 0;
@@ -211,6 +225,7 @@ interface EvalOptions {
   mode: string;
   embedder: string;
   json?: boolean;
+  tune?: boolean;
 }
 
 function runMode(store: ChunkStore, mode: EvalMode, q: EvalQuestion, vector: Float32Array | undefined, fetch: number): SearchHit[] {
@@ -223,6 +238,32 @@ function runMode(store: ChunkStore, mode: EvalMode, q: EvalQuestion, vector: Flo
     if (cli instanceof CliError) throw new CliError(`question "${q.id}" (line ${q.line}), ${mode}: ${cli.message}`, cli.exitCode, { cause: err });
     throw err;
   }
+}
+
+/**
+ * Fits the store's hybrid fusion on the questions (tuneFusion) and records it. The candidate lists are
+ * fetched as deep as the eval's hybrid fetches them for `evalDepth` documents (at least R@30's), so with
+ * --k reaching 30 the fitted scores are the ones the report then shows.
+ */
+function tuneStoreFusion(store: ChunkStore, questions: readonly EvalQuestion[], vectors: readonly Float32Array[], evalDepth: number): TuneResult {
+  const depth = Math.max(evalDepth, TUNE_RECALL_K);
+  const fetch = Math.min(MAX_K, CHUNK_FETCH_FACTOR * depth);
+  const candidates = Math.min(MAX_K, hybridCandidates(fetch));
+  const items = questions.map((q, i) => ({
+    bm25: runMode(store, "bm25", q, vectors[i], candidates),
+    dense: runMode(store, "dense", q, vectors[i], candidates),
+    gold: q.gold,
+  }));
+  // An unreadable recorded fusion is what --tune replaces; score "before" as the default it falls back to.
+  let before: FusionSettings;
+  try {
+    before = store.fusion;
+  } catch {
+    before = DEFAULT_FUSION;
+  }
+  const result = tuneFusion(items, fusionGrid(), before, { fetch, depth });
+  store.setFusion(result.chosen.fusion);
+  return result;
 }
 
 export function formatReport(report: RetrievalReport, ks: readonly number[]): string {
@@ -239,6 +280,7 @@ export function formatReport(report: RetrievalReport, ks: readonly number[]): st
     `corpus: ${report.corpus} documents; questions: ${report.questions} (${report.evaluated} evaluated, ${report.skipped_no_gold} without gold documents skipped)`,
     fmt(head),
     ...rows.map(fmt),
+    ...(report.fusion ? [`hybrid fusion: ${describeFusion(report.fusion)} (${report.fusion.from === "store" ? "recorded in the store" : "library default"})`] : []),
     "",
   ].join("\n");
 }
@@ -246,6 +288,7 @@ export function formatReport(report: RetrievalReport, ks: readonly number[]): st
 export function registerEvalCommand(program: Command): void {
   const evalCmd = program.command("eval").summary("evaluate the pipeline on a benchmark (see: eval retrieval, eval attribution)");
   registerEvalAttributionCommand(evalCmd);
+  registerEvalAnswersCommand(evalCmd);
   evalCmd
     .command("retrieval")
     .summary("doc-level Recall@k, MRR and nDCG@10 of dense, BM25 and hybrid search on a benchmark")
@@ -261,8 +304,21 @@ export function registerEvalCommand(program: Command): void {
         "counted as skipped_no_gold. Timings go to stderr. With --json, one line:",
         "  {corpus (documents), questions, evaluated, skipped_no_gold,",
         '   modes: {<mode>: {recall: {"<k>": x}, mrr, "ndcg@10"}}}',
+        "When hybrid runs, `fusion` says which fusion it used: {method, rrfK?,",
+        'bm25Weight, from: "store" | "default"}.',
+        "",
+        "--tune (needs --store) first fits hybrid's fusion on these questions: for",
+        "each question it fetches the BM25 and dense candidates once, then scores",
+        "weighted RRF (BM25 weight 1..32 × k 10, 30, 60) and convex score fusion",
+        "(λ 0, 0.05, ..., 1) offline, keeps the best mean nDCG@10 (ties: higher",
+        `R@${TUNE_RECALL_K}, then the simpler fusion) and records it in the store, where ask,`,
+        "search and serve use it by default from then on. It prints the best few",
+        "with nDCG@10 before and after (in JSON: `tune`, with the whole grid). The",
+        "scores that follow are on the questions it was fitted on, so optimistic:",
+        "judge a tuned fusion on other questions.",
+        "",
         "Bad input (a missing file, a bad JSON line, a question without",
-        '"question") exits 2.',
+        '"question", --tune without --store) exits 2.',
       ].join("\n"),
     )
     .requiredOption("--corpus <file>", "corpus.jsonl: {id, title, text, source, license} per line")
@@ -272,10 +328,14 @@ export function registerEvalCommand(program: Command): void {
     .option("--mode <mode>", `${EVAL_MODES.join(" | ")} | all`, "all")
     .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match --store's)", "use-lite")
     .option("--json", "print the report as one JSON line")
+    .option("--tune", "fit hybrid's fusion on these questions and record it in --store for ask/search/serve")
     .action(async (o: EvalOptions) => {
       const run = describeRun(); // the commit and tree state of the code that was loaded, read before the work
       const ks = parseKList(o.k);
       const modes = parseModes(o.mode);
+      if (o.tune && o.store === undefined) {
+        throw new CliError("--tune records the fitted fusion in the store it evaluates, so it needs --store DIR (a temporary store would be thrown away)");
+      }
       const depth = Math.max(ks[ks.length - 1]!, NDCG_K);
       const fetch = Math.min(MAX_K, CHUNK_FETCH_FACTOR * depth);
       const questions = await loadQuestions(o.questions);
@@ -317,10 +377,16 @@ export function registerEvalCommand(program: Command): void {
             );
 
             let vectors: Float32Array[] = [];
-            if (modes.some((m) => m !== "bm25")) {
+            if (o.tune || modes.some((m) => m !== "bm25")) {
               const t = performance.now();
               vectors = await embedder.embed(evaluated.map((q) => q.question));
               process.stderr.write(`eval: embedded ${evaluated.length} questions in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+            }
+            let tune: TuneResult | undefined;
+            if (o.tune) {
+              tune = tuneStoreFusion(store, evaluated, vectors, depth);
+              process.stderr.write(`eval: tune: ${tune.ranked.length} fusions on ${evaluated.length} questions\n`);
+              if (!o.json) process.stdout.write(formatTune(tune, evaluated.length, store.path));
             }
             const scores: Partial<Record<EvalMode, ModeScores>> = {};
             for (const mode of modes) {
@@ -339,8 +405,10 @@ export function registerEvalCommand(program: Command): void {
               evaluated: evaluated.length,
               skipped_no_gold: questions.length - evaluated.length,
               modes: scores,
+              ...(modes.includes("hybrid") ? { fusion: { ...store.fusion, from: store.hasRecordedFusion ? "store" : "default" } } : {}),
             };
-            process.stdout.write(o.json ? `${JSON.stringify({ ...report, chunks: store.stats().chunks, run })}\n` : formatReport(report, ks));
+            const tuned = tune ? { tune: tuneJson(tune, evaluated.length) } : {};
+            process.stdout.write(o.json ? `${JSON.stringify({ ...report, ...tuned, chunks: store.stats().chunks, run })}\n` : formatReport(report, ks));
           } finally {
             await store.close();
           }

@@ -63,7 +63,8 @@ export function registerSearchCommand(program: Command): void {
         'Reads JSON lines {"id","question"} on stdin (other fields are ignored, so questions.jsonl works as is), or one',
         "--query TEXT (id \"query\"), and writes per query the top --k chunks. With --json, one line per query:",
         '  {"id", "hits": [{"chunk_id","doc_id","ordinal","score","text"}]}',
-        "Scores are higher-is-better: cosine (dense), −bm25() (bm25), reciprocal rank fusion with k = 60 (hybrid).",
+        "Scores are higher-is-better: cosine (dense), −bm25() (bm25), the fused score (hybrid, with the fusion",
+        "recorded in the store by `eval retrieval --tune`, else the library default).",
         "Dense and hybrid embed the questions with the store's embedder.",
       ].join("\n"),
     )

@@ -1,7 +1,8 @@
 import type { PromptSegments } from "./promptSegments.js";
 
 export interface ChatMessage {
-  readonly role: "system" | "user";
+  // "assistant" only in multi-turn chats (the eval judge's retry); Attr-RAG prompts are system + user.
+  readonly role: "system" | "user" | "assistant";
   readonly content: string;
 }
 

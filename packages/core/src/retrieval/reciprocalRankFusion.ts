@@ -2,7 +2,7 @@ export const DEFAULT_RRF_K = 60;
 
 export interface FusedHit {
   readonly id: string;
-  /** Σ over rankings of weight / (k + rank), rank 1-based. */
+  /** Higher is better. RRF: Σ over rankings of weight / (k + rank), rank 1-based; convexScoreFusion: its weighted sum. */
   readonly score: number;
   /** Rank of the id in each input ranking (undefined where it is absent). */
   readonly ranks: readonly (number | undefined)[];

@@ -1,25 +1,30 @@
-import { reciprocalRankFusion } from "@attr-rag/core";
+import { convexScoreFusion, reciprocalRankFusion, type FusedHit } from "@attr-rag/core";
 import type { SearchHit } from "../types.js";
+import type { FusionSettings } from "./fusionSettings.js";
+
+export { DEFAULT_BM25_WEIGHT } from "./fusionSettings.js";
+
+/** Candidates searchHybrid takes from each of BM25 and dense when the caller does not say: max(k, 50). */
+export function hybridCandidates(k: number): number {
+  return Math.max(k, 50);
+}
 
 /**
- * BM25's weight against dense (1) in hybrid fusion; 1 is plain RRF. 4 was chosen on the public tuning sets
- * (chemlitqa-train, chemex-like-train) with the default USE-lite embedder, whose dense ranking is much weaker
- * than BM25 on chemistry text: from 1 to 4 hybrid Recall@10 rose from 0.906 to 0.994 and from 0.792 to 0.917.
- * With a strong GGUF embedder a lower weight (1–2) is likely better.
+ * Hybrid ranking: BM25 and dense candidate lists (best first, as searchBm25/searchDense return them) fused by
+ * `fusion` (core's RRF or convex score fusion), cut to k. Pure, so a tuner can replay searchHybrid on
+ * candidate lists fetched once.
  */
-export const DEFAULT_BM25_WEIGHT = 4;
-
-/** Hybrid ranking: weighted reciprocal rank fusion of a BM25 and a dense ranking (core's RRF), cut to k. */
-export function fuseHits(
-  bm25: readonly SearchHit[],
-  dense: readonly SearchHit[],
-  k: number,
-  rrfK: number,
-  weights: { bm25: number; dense: number } = { bm25: 1, dense: 1 },
-): SearchHit[] {
+export function fuseHits(bm25: readonly SearchHit[], dense: readonly SearchHit[], k: number, fusion: FusionSettings): SearchHit[] {
   const byId = new Map<string, SearchHit>();
   for (const hit of [...bm25, ...dense]) if (!byId.has(hit.chunkId)) byId.set(hit.chunkId, hit);
-  const fused = reciprocalRankFusion([bm25.map((h) => h.chunkId), dense.map((h) => h.chunkId)], rrfK, [weights.bm25, weights.dense]);
+  const fused: FusedHit[] =
+    fusion.method === "rrf"
+      ? reciprocalRankFusion([bm25.map((h) => h.chunkId), dense.map((h) => h.chunkId)], fusion.rrfK, [fusion.bm25Weight, 1])
+      : convexScoreFusion(
+          bm25.map((h) => ({ id: h.chunkId, score: h.score })),
+          dense.map((h) => ({ id: h.chunkId, score: h.score })),
+          fusion.bm25Weight,
+        );
   return fused.slice(0, k).map((f) => {
     const { ranks: _ranks, ...hit } = byId.get(f.id)!;
     const [bm25Rank, denseRank] = f.ranks;

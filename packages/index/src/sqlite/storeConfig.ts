@@ -1,7 +1,8 @@
 import { chunkDocument, DEFAULT_CHUNKER_OPTIONS, type ChunkerOptions } from "@attr-rag/core";
 import { EmbedderMismatchError, StoreError } from "../errors.js";
+import { validateFusion, type FusionSettings } from "../search/fusionSettings.js";
 import type { EmbedderInfo, OpenStoreOptions, VectorQuantization } from "../types.js";
-import { readMeta, writeMeta } from "./meta.js";
+import { deleteMeta, readMeta, writeMeta } from "./meta.js";
 import type { Db } from "./openDatabase.js";
 
 /** HNSW graph parameters (usearch's own defaults, written out so a store never depends on them changing). */
@@ -87,4 +88,32 @@ export function normalizeChunker(options: ChunkerOptions): Required<ChunkerOptio
     throw new StoreError(`invalid chunker options ${JSON.stringify(options)}: ${(err as Error).message}`, { cause: err });
   }
   return { maxChars: chunker.maxChars, overlapChars: chunker.overlapChars };
+}
+
+/** Meta key of the hybrid fusion chosen for this store (JSON FusionSettings); absent: the library default. */
+const FUSION_KEY = "fusion";
+
+/**
+ * The recorded hybrid fusion. Unlike the fixed settings above it can change over the store's life (a tuner
+ * records it), and an unreadable one (say, a method from a newer version) must not lock the store: it comes
+ * back as `error`, so BM25, dense and explicit fusions keep working and setFusion() can replace it.
+ */
+export function readFusion(db: Db, storeDir: string): { fusion?: FusionSettings; error?: string } {
+  const raw = readMeta(db).get(FUSION_KEY);
+  if (raw === undefined) return {};
+  try {
+    return { fusion: validateFusion(JSON.parse(raw), `store ${storeDir}`) };
+  } catch (err) {
+    return {
+      error:
+        `store ${storeDir} records a hybrid fusion this version cannot use (${raw}: ${(err as Error).message}); ` +
+        `record a new one (setFusion, or attr-rag eval retrieval --tune) or clear it with setFusion(undefined)`,
+    };
+  }
+}
+
+/** Records the fusion (one upsert, durable like every write), or removes it so the library default applies. */
+export function writeFusion(db: Db, fusion: FusionSettings | undefined): void {
+  if (fusion === undefined) deleteMeta(db, FUSION_KEY);
+  else writeMeta(db, { [FUSION_KEY]: JSON.stringify(fusion) });
 }
