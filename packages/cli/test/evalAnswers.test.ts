@@ -326,6 +326,20 @@ describe("attr-rag eval answers", () => {
     expect(na.stderr).toMatch(/field "answer" must be a non-empty string/);
   });
 
+  it("eval answers - a local GGUF judge runs through the engine; its unparseable replies are recorded as missing after the retry", async () => {
+    const outL = join(dir, "local-judge");
+    const r = await runCli(["eval", "answers", "--benchmark", bench, "--out", outL, "--store", join(dir, "store"), "--limit", "1", ...ASK.slice(0, 6), "--methods", "topk:2", "--model", TEST_MODEL, "--judge", TEST_MODEL, "--judge-context", "4096", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const [row] = readRowsFile(join(outL, "rows.jsonl"));
+    // stories260K writes stories, not JSON: both attempts are read as nothing, and nothing becomes a 0.
+    expect(row!.judge).toMatchObject({ scores: {}, total: null, attempts: 2 });
+    expect(row!.judge!.missing).toEqual([...JUDGE_CRITERIA]);
+    const s = JSON.parse(r.stdout);
+    expect(s.judge).toBe("gguf:stories260K.gguf");
+    expect(s.methods["topk:2"].judge).toMatchObject({ judged: 1, incomplete: 1, retried: 1, total: null });
+    expect(s.methods["topk:2"].judge.criteria.relevance).toEqual({ score: null, missing: 1 });
+  });
+
   it("eval answers - a judge that refuses the key stops the run with exit 2 naming the endpoint", async () => {
     const r = await runCli(
       ["eval", "answers", "--benchmark", bench, "--out", join(dir, "badkey"), "--store", join(dir, "store"), "--limit", "1", ...ASK.slice(0, 6), "--methods", "topk:2", "--model", TEST_MODEL, ...judgeArgs()],
