@@ -17,7 +17,7 @@ import {
   sentenceBleu,
 } from "@attr-rag/core";
 import { createEmbedder } from "@attr-rag/index";
-import { cleanEnv, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, TEST_MODEL } from "./helpers/runCli.js";
+import { cleanEnv, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 
 // A five-question benchmark cut from the demo corpus (SPEC section 5 format, gold answers and spans), answered
 // with stories260K by three methods, judged by a local OpenAI-compatible server this test runs. The judge's
@@ -248,6 +248,24 @@ describe("attr-rag eval answers", () => {
         expect(at.density).toBeCloseTo(at.gold / k, 12);
         last = at.gold;
       }
+    }
+  });
+
+  it("eval answers - against a gateway (--server) the same pipeline gives the embedded rows", async () => {
+    const server = await startServer(["serve", "--store", join(dir, "store"), "--model", TEST_MODEL, "--context-size", "8192", "--port", "0"]);
+    try {
+      const outS = join(dir, "run-server");
+      const r = await runCli(["eval", "answers", "--benchmark", bench, "--out", outS, "--server", server.address, "--limit", "2", ...ASK.slice(0, 4), "--methods", METHODS, "--seed", "3", "--json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const remote = readRowsFile(join(outS, "rows.jsonl"));
+      expect(remote).toHaveLength(6);
+      const embedded = rows.filter((x) => x.question_id === "q-01" || x.question_id === "q-02").map(({ judge: _j, ...x }) => x);
+      expect(withoutTimings(remote)).toEqual(withoutTimings(embedded as Row[]));
+      const s = JSON.parse(r.stdout);
+      expect(s.target).toBe(`server ${server.address}`);
+      expect(s.retrieval_diagnostics).toBeUndefined(); // needs a local store
+    } finally {
+      await server.stop();
     }
   });
 

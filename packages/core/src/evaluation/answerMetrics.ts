@@ -11,7 +11,8 @@ export type AnswerScores = Record<AnswerMetric, number>;
 
 /**
  * Scores `answer` against `reference` (the gold answer). ROUGE is F1 (rouge-score, no stemmer); BLEU is
- * sacrebleu's sentence BLEU divided by 100, so every score lies in [0, 1] as in the paper's Table I.
+ * sacrebleu's sentence BLEU divided by 100, so it lies in [0, 1] like the others, as in the paper's Table I
+ * (cosine alone can be negative).
  * Cosine comes from the two embeddings; an empty answer has nothing to embed and scores 0 on it.
  */
 export function scoreAnswer(answer: string, reference: string, vectors: { answer: NumericVector; reference: NumericVector }): AnswerScores {
