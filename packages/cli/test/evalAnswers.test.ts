@@ -328,6 +328,10 @@ describe("attr-rag eval answers", () => {
     const noKey = await runCli([...base, "--benchmark", bench, ...judgeArgs()]);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(new RegExp(`--judge-key-env ${KEY_ENV}: that environment variable is not set`));
+    const badMode = await runCli([...base, "--benchmark", bench, "--mode", "hybird"]);
+    expect(badMode.code).toBe(2);
+    expect(badMode.stderr).toMatch(/--mode must be one of dense, bm25, hybrid, got "hybird"/);
+    expect(existsSync(join(dir, "bad", "rows.jsonl"))).toBe(false); // nothing started, so a fixed rerun needs no --resume
     const dupDir = join(dir, "dup");
     mkdirSync(dupDir);
     copyFileSync(DEMO_CORPUS, join(dupDir, "corpus.jsonl"));
@@ -356,6 +360,22 @@ describe("attr-rag eval answers", () => {
     expect(s.judge).toBe("gguf:stories260K.gguf");
     expect(s.methods["topk:2"].judge).toMatchObject({ judged: 1, incomplete: 1, retried: 1, total: null });
     expect(s.methods["topk:2"].judge.criteria.relevance).toEqual({ score: null, missing: 1 });
+  });
+
+  it("eval answers - an unreachable judge writes no row: each is recorded in errors.jsonl (asked again on --resume), and 5 in a row stop the run", async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const outD = join(dir, "dead-judge");
+    const r = await runCli(
+      ["eval", "answers", "--benchmark", bench, "--out", outD, "--store", join(dir, "store"), ...ASK.slice(0, 6), "--methods", "topk:2", "--model", TEST_MODEL, "--judge-url", `http://127.0.0.1:${port}/v1`, "--judge-model", "m"],
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/5 Asks in a row failed, the last with: the judge failed/);
+    expect(existsSync(join(outD, "rows.jsonl")) ? readFileSync(join(outD, "rows.jsonl"), "utf8") : "").toBe("");
+    const errors = readFileSync(join(outD, "errors.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(errors.map((e) => e.question_id)).toEqual(["q-01", "q-02", "q-03", "q-04", "q-05"]);
   });
 
   it("eval answers - a judge that refuses the key stops the run with exit 2 naming the endpoint", async () => {

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { AskEvent, AskRequest } from "@attr-rag/contracts";
 import { scoreAnswer } from "@attr-rag/core";
 import { describeRun } from "@attr-rag/engine";
-import { runAsk, Runtime } from "@attr-rag/gateway";
+import { runAsk, Runtime, type GatewayConfig } from "@attr-rag/gateway";
 import { ChunkStore, type Embedder } from "@attr-rag/index";
 import type { AskFlags } from "../ask/askRequestFromFlags.js";
 import { remoteAsk } from "../ask/remoteAsk.js";
@@ -59,18 +59,25 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }
 
-/** What must match for --resume to continue a run: rows made under other settings would be mixed silently. */
-function runSettings(o: EvalAnswersOptions, benchmarkDir: string, methods: readonly string[], judge: Judge | undefined): Record<string, unknown> {
+/**
+ * What must match for --resume to continue a run: rows made under other settings would be mixed silently.
+ * Embedded, the resolved configuration counts (flags, --config file and ATTR_RAG_* alike); threads and GPU
+ * layers do not change greedy answers and are left out.
+ */
+function runSettings(o: EvalAnswersOptions, benchmarkDir: string, methods: readonly string[], judge: Judge | undefined, config: GatewayConfig | undefined): Record<string, unknown> {
   const ask: Record<string, unknown> = {};
   for (const key of ["k", "mode", "maxTokens", "strategy", "metrics", "tau", "minVotes", "epsilon", "maxSets", "maxGap", "method", "samples", "betaAlpha", "betaBeta"] as const) {
     if (o[key] !== undefined) ask[key] = o[key];
   }
-  // Engine and index settings that change answers (threads and GPU layers do not).
   const engine: Record<string, unknown> = {};
-  for (const key of ["embedder", "reranker", "contextSize", "sequences", "batchSize"] as const) if (o[key] !== undefined) engine[key] = o[key];
+  if (config !== undefined) {
+    for (const key of ["store", "model", "embedder", "reranker", "k", "retrievalMode", "strategy", "maxTokens", "contextSize", "sequences", "batchSize", "metrics", "tau", "minVotes", "epsilon", "maxGap", "maxSets"] as const) {
+      if (config[key] !== undefined) engine[key] = config[key];
+    }
+  }
   return {
     benchmark: resolve(benchmarkDir),
-    target: o.server !== undefined ? `server ${o.server}` : `model ${o.model ?? "(config default)"}`,
+    target: o.server !== undefined ? `server ${o.server}` : `model ${config!.model}`,
     methods,
     ask,
     engine,
@@ -93,7 +100,7 @@ function checkResume(path: string, settings: Record<string, unknown>): void {
   }
 }
 
-async function openJudge(o: EvalAnswersOptions): Promise<Judge | undefined> {
+async function openJudge(o: EvalAnswersOptions, config: GatewayConfig | undefined): Promise<Judge | undefined> {
   if (o.judge !== undefined && o.judgeUrl !== undefined) throw new CliError("--judge (a local GGUF) and --judge-url (an HTTP endpoint) exclude each other; pick one", 2);
   if (o.judgeUrl !== undefined) {
     if (o.judgeModel === undefined) throw new CliError("--judge-url needs --judge-model (the model name the endpoint serves)", 2);
@@ -102,7 +109,14 @@ async function openJudge(o: EvalAnswersOptions): Promise<Judge | undefined> {
   if (o.judgeModel !== undefined || o.judgeKeyEnv !== undefined) throw new CliError("--judge-model and --judge-key-env go with --judge-url", 2);
   if (o.judge === undefined) return undefined;
   const contextSize = positiveInt("--judge-context", o.judgeContext);
-  return localJudge(o.judge, { contextSize, ...(typeof o.threads === "string" ? { threads: positiveInt("--threads", o.threads) } : {}) });
+  // The judge runs where the generator would: on the GPU with --gpu-layers (a 7B judge on CPU is very slow).
+  let gpuLayers = config?.gpuLayers ?? 0;
+  if (config === undefined && typeof o.gpuLayers === "string") {
+    gpuLayers = Number(o.gpuLayers);
+    if (!/^-?\d+$/.test(o.gpuLayers) || gpuLayers < -1) throw new CliError(`--gpu-layers must be an integer ≥ -1 (-1 = all), got "${o.gpuLayers}"`, 2);
+  }
+  const threads = config !== undefined && config.threads > 0 ? config.threads : typeof o.threads === "string" ? positiveInt("--threads", o.threads) : undefined;
+  return localJudge(o.judge, { contextSize, gpuLayers, ...(threads !== undefined ? { threads } : {}) });
 }
 
 async function ingestBenchmark(storeDir: string, embedderSpec: string, corpusPath: string): Promise<void> {
@@ -174,17 +188,25 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
     const questions = benchmark.questions.slice(0, limit);
     const seed = Number(o.seed);
     if (!/^\d+$/.test(o.seed) || !Number.isSafeInteger(seed)) throw new CliError(`--seed must be an integer ≥ 0, got "${o.seed}"`, 2);
+    // Every flag is checked before the judge, the corpus or the model is touched.
+    for (const m of methods) requestFor(m, questions[0]!.question, o, "eval-check");
     const out = o.out ?? join(".cache/eval", basename(resolve(o.benchmark)));
-    mkdirSync(out, { recursive: true });
     const rowsPath = join(out, "rows.jsonl");
     const settingsPath = join(out, "run.json");
-    if (!o.resume && existsSync(rowsPath)) throw new CliError(`--out ${out} already holds rows.jsonl; pass --resume to continue that run, or choose another --out`, 2);
+    const hasRows = existsSync(rowsPath) && statSync(rowsPath).size > 0;
+    if (!o.resume && hasRows) throw new CliError(`--out ${out} already holds rows.jsonl; pass --resume to continue that run, or choose another --out`, 2);
+    let config: GatewayConfig | undefined;
+    if (o.server === undefined) {
+      if (o.store === undefined) o.store = join(out, "store");
+      config = configFromOptions(o, EMBEDDED_KEYS);
+    }
+    mkdirSync(out, { recursive: true });
 
-    const judge = await openJudge(o);
+    const judge = await openJudge(o, config);
     let release: (() => Promise<void>) | undefined;
     try {
-      const settings = runSettings(o, o.benchmark, methods.map((m) => m.name), judge);
-      if (o.resume && existsSync(rowsPath)) checkResume(settingsPath, settings);
+      const settings = runSettings(o, o.benchmark, methods.map((m) => m.name), judge, config);
+      if (o.resume && hasRows) checkResume(settingsPath, settings);
       writeFileSync(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const previous = readRows(rowsPath, log);
@@ -194,9 +216,7 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
       let embedder: Embedder;
       let ask: AskFunction;
       const notes: string[] = [];
-      if (o.server === undefined) {
-        if (o.store === undefined) o.store = join(out, "store");
-        const config = configFromOptions(o, EMBEDDED_KEYS);
+      if (config !== undefined) {
         await ingestBenchmark(config.store, config.embedder, benchmark.corpusPath);
         runtime = await Runtime.open(config, log).catch((err: unknown) => {
           throw gatewayErrorToCli(err);
@@ -208,7 +228,7 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
       } else {
         const timeout = o.timeout !== undefined ? positiveInt("--timeout", o.timeout) : undefined;
         const token = o.token ?? process.env.ATTR_RAG_TOKEN;
-        const remote = { address: o.server, ...(token !== undefined ? { token } : {}), ...(o.tlsCa !== undefined ? { tlsCa: o.tlsCa } : {}), ...(timeout !== undefined ? { timeout } : {}) };
+        const remote = { address: o.server!, ...(token !== undefined ? { token } : {}), ...(o.tlsCa !== undefined ? { tlsCa: o.tlsCa } : {}), ...(timeout !== undefined ? { timeout } : {}) };
         const own = await startEmbedder(typeof o.embedder === "string" ? o.embedder : "use-lite");
         embedder = own;
         release = () => own.dispose();
@@ -216,9 +236,10 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
         notes.push("Asks ran on a gateway (--server); retrieval diagnostics need the corpus in a local store and were skipped.");
       }
 
+      const writer = new RowWriter(rowsPath);
       const controller = new AbortController();
       const stop = abortOnSigint(controller);
-      const writer = new RowWriter(rowsPath);
+      const bar = progressBar("eval answers");
       const errorsPath = join(out, "errors.jsonl");
       let failures = 0;
       let consecutive = 0;
@@ -227,7 +248,6 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
         const total = questions.length * methods.length;
         const todo = questions.flatMap((q, qi) => methods.map((m, mi) => ({ q, qi, m, mi }))).filter(({ q, m }) => !done.has(rowKey(q.id, m.name)));
         if (done.size > 0) log(`eval: resuming: ${total - todo.length} of ${total} rows already in ${rowsPath}`);
-        const bar = progressBar("eval answers");
         const loopStart = performance.now();
         let finished = 0;
         for (const { q, qi, m, mi } of todo) {
@@ -273,7 +293,17 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
         }
         bar.done();
         if (controller.signal.aborted) throw new CliError(`interrupted; ${previous.length} rows are in ${rowsPath}: continue with --resume`, 130);
-        if (runtime !== undefined) diagnostics = await retrievalDiagnostics(runtime.local!.store, embedder, questions, benchmark.corpusPath);
+        if (runtime !== undefined) {
+          try {
+            diagnostics = await retrievalDiagnostics(runtime.local!.store, embedder, questions, benchmark.corpusPath);
+            if (diagnostics === undefined) notes.push("No question has gold documents in the store: no retrieval diagnostics.");
+          } catch (err) {
+            // The rows are the expensive part: a diagnostics failure must not cost the summary.
+            const message = (storeErrorToCli(err) as Error).message;
+            notes.push(`Retrieval diagnostics failed: ${message}`);
+            log(`eval: retrieval diagnostics failed (${message}); the summary is written without them`);
+          }
+        }
       } finally {
         stop();
         writer.close();
@@ -283,12 +313,19 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
       const rows = previous.filter((r) => wanted.has(r.question_id));
       if (rows.length === 0) throw new CliError(`no rows to summarise in ${rowsPath}: every Ask failed (see ${errorsPath})`, 1);
       const summary = summarizeAnswers(rows, methods.map((m) => m.name), seed);
+      const short = methods.filter((m) => (summary.methods[m.name]?.questions ?? 0) < questions.length).map((m) => `${m.name} (${summary.methods[m.name]?.questions ?? 0} of ${questions.length})`);
+      if (short.length > 0) {
+        const line = `Not every question has a row for: ${short.join(", ")}; the failed Asks are in ${errorsPath}. Means are over the rows present; wins only over questions every method answered.`;
+        notes.push(line);
+        log(`eval: warning: ${line}`);
+      }
       const wallMs = performance.now() - started;
       const report = {
         benchmark: resolve(o.benchmark),
         questions: questions.length,
         rows: rows.length,
         failed_asks_this_run: failures,
+        notes,
         target: settings.target,
         judge: judge?.id ?? null,
         wall_ms_this_run: Math.round(wallMs),

@@ -88,7 +88,10 @@ export interface TuneResult {
 export function tuneFusion(items: readonly TuneItem[], grid: readonly FusionSettings[], before: FusionSettings, depth: TuneDepth): TuneResult {
   if (grid.length === 0) throw new RangeError("tuneFusion: the grid is empty");
   const ranked = grid.map((f) => scoreFusion(items, f, depth)).sort(compareFusionScores);
-  return { ranked, chosen: ranked[0]!, before: scoreFusion(items, before, depth) };
+  const previous = scoreFusion(items, before, depth);
+  // A recorded fusion may lie outside the grid; tuning must never replace it with one that scores worse.
+  const keep = previous.ndcg10 >= ranked[0]!.ndcg10 - SCORE_TOLERANCE && previous.recall30 >= ranked[0]!.recall30 - SCORE_TOLERANCE;
+  return { ranked, chosen: keep ? previous : ranked[0]!, before: previous };
 }
 
 /** The text report: the best `top` of the grid, the best of each method, and the change from before. */

@@ -1,6 +1,8 @@
 // Fig. 1 (b) needs gold *chunks*, but benchmarks label gold documents and, sometimes, gold spans. A chunk is
-// gold when it belongs to a gold document and overlaps one of the document's gold spans; a gold document
-// without spans found in it (short QA passages: `gold_spans` is empty) counts every chunk as gold.
+// gold when it belongs to a gold document and overlaps one of the question's gold spans found in that
+// document; a question without spans (short QA passages: `gold_spans` is empty) counts every chunk of its
+// gold documents. A gold document in which none of the spans occurs contributes no gold chunk (an experiment
+// split over two documents has its steps in both, each document holding some).
 
 export interface ChunkExtent {
   readonly id: string;
@@ -24,12 +26,12 @@ export function locateSpan(text: string, span: string): { start: number; end: nu
 }
 
 /**
- * Ids of the gold chunks of one gold document. `spans` that occur nowhere in `text` are ignored; when none
- * occurs (or none was given) every chunk is gold.
+ * Ids of the gold chunks of one gold document: every chunk when the question has no spans, else the chunks
+ * overlapping a span located in `text` (spans that occur elsewhere are ignored here).
  */
 export function goldChunkIds(text: string, chunks: readonly ChunkExtent[], spans: readonly string[]): string[] {
+  if (spans.length === 0) return chunks.map((c) => c.id);
   const located = spans.map((s) => locateSpan(text, s)).filter((x): x is { start: number; end: number } => x !== undefined);
-  if (located.length === 0) return chunks.map((c) => c.id);
   return chunks.filter((c) => located.some((s) => s.start < c.end && c.start < s.end)).map((c) => c.id);
 }
 

@@ -2,7 +2,7 @@
 // most the row in flight. --resume reads it back; a line cut off by the kill is dropped (and truncated away)
 // and that row is simply run again.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
-import type { AnswerScores, JudgeVerdict } from "@attr-rag/core";
+import { ANSWER_METRICS, type AnswerScores, type JudgeVerdict } from "@attr-rag/core";
 import { CliError } from "../../cliError.js";
 
 export interface AnswerRow {
@@ -31,6 +31,8 @@ export function readRows(path: string, log: (line: string) => void): AnswerRow[]
     truncateSync(path, Buffer.byteLength(text.slice(0, complete)));
   }
   const rows: AnswerRow[] = [];
+  const seen = new Set<string>();
+  let duplicates = 0;
   text
     .slice(0, complete)
     .split("\n")
@@ -39,11 +41,21 @@ export function readRows(path: string, log: (line: string) => void): AnswerRow[]
       try {
         const row = JSON.parse(line) as AnswerRow;
         if (typeof row.question_id !== "string" || typeof row.method !== "string" || typeof row.metrics !== "object" || row.metrics === null) throw new Error("no question_id, method or metrics");
+        const bad = ANSWER_METRICS.find((m) => typeof row.metrics[m] !== "number" || !Number.isFinite(row.metrics[m]));
+        if (bad !== undefined) throw new Error(`metrics.${bad} is not a finite number`);
+        const key = rowKey(row.question_id, row.method);
+        // Two runs writing one --out would leave the same row twice; counting it twice would skew the means.
+        if (seen.has(key)) {
+          duplicates++;
+          return;
+        }
+        seen.add(key);
         rows.push(row);
       } catch (err) {
         throw new CliError(`--resume: ${path}: line ${i + 1} is not a row (${(err as Error).message}); fix or remove it`, 2, { cause: err });
       }
     });
+  if (duplicates > 0) log(`eval: ${path}: ${duplicates} duplicate row(s) (the same question and method twice: two runs on one --out?) ignored; the first of each is kept`);
   return rows;
 }
 

@@ -62,7 +62,7 @@ export function renderAnswersReport(input: AnswersReportInput): string {
       intervalChart("Judge criteria (0–5): mean and 95 % interval", [...JUDGE_CRITERIA], judged, (g, s) => summary.methods[judged[s]!]!.judge!.criteria[JUDGE_CRITERIA[g]!].score, 5);
   }
 
-  let fig1 = `<p class="muted">No question has gold documents in the store: no retrieval diagnostics.</p>`;
+  let fig1 = `<p class="muted">No retrieval diagnostics (they need a local store holding gold documents; see the notes above).</p>`;
   const d = input.diagnostics;
   if (d !== undefined) {
     const ks = [...DIAGNOSTIC_KS];
@@ -70,7 +70,7 @@ export function renderAnswersReport(input: AnswersReportInput): string {
       (mode) => `<tr data-mode="${mode}"><td>${mode}</td>${ks.map((k) => `<td>${d.modes[mode][String(k)]!.gold.toFixed(2)} / ${d.modes[mode][String(k)]!.density.toFixed(3)}</td>`).join("")}</tr>`,
     );
     fig1 =
-      `<p>${d.questions} questions with gold documents; ${d.mean_gold_chunks.toFixed(2)} gold chunks per question on average. Cells: mean gold chunks retrieved / mean density (gold ÷ k).</p>` +
+      `<p>${d.questions} questions with gold documents; ${d.mean_gold_chunks.toFixed(2)} gold chunks per question on average${d.unlocated_spans > 0 ? ` (${d.unlocated_spans} gold spans were found in no gold document)` : ""}. Cells: mean gold chunks retrieved / mean density (gold ÷ k).</p>` +
       `<table class="numeric" id="fig-1"><tr><th>mode</th>${ks.map((k) => `<th>k = ${k}</th>`).join("")}</tr>${rows.join("")}</table>` +
       lineChart("Gold chunks retrieved", ks, DIAGNOSTIC_MODES.map((mode) => ({ name: mode, ys: ks.map((k) => d.modes[mode][String(k)]!.gold) })), "mean gold chunks") +
       lineChart("Density of gold chunks", ks, DIAGNOSTIC_MODES.map((mode) => ({ name: mode, ys: ks.map((k) => d.modes[mode][String(k)]!.density) })), "gold / k");

@@ -23,14 +23,15 @@ export type JudgedVerdict = JudgeVerdict & { readonly attempts: number };
 /** Asks the judge; if the reply is not one JSON object with all six criteria, asks once more with a reminder. */
 export async function judgeAnswer(judge: Judge, question: string, reference: string, answer: string, signal: AbortSignal): Promise<JudgedVerdict> {
   const messages = judgeMessages(question, reference, answer);
+  // A judge that cannot be reached (or whose engine fails) throws: the row is then not written, recorded in
+  // errors.jsonl and asked again on --resume, instead of keeping a verdict that only says "no answer".
   const ask = async (m: readonly ChatMessage[]): Promise<{ verdict: JudgeVerdict; reply: string }> => {
     try {
       const reply = await judge.chat(m, signal);
       return { verdict: parseJudgeReply(reply), reply };
     } catch (err) {
       if (signal.aborted || err instanceof CliError) throw err;
-      const failed = parseJudgeReply("");
-      return { verdict: { ...failed, problem: `the judge failed: ${(err as Error).message}` }, reply: "" };
+      throw new Error(`the judge failed: ${(err as Error).message}`, { cause: err });
     }
   };
   const first = await ask(messages);
@@ -40,8 +41,8 @@ export async function judgeAnswer(judge: Judge, question: string, reference: str
 }
 
 /** A GGUF judge in this process: greedy, its own context, the model's chat template. */
-export async function localJudge(modelArg: string, options: { contextSize: number; threads?: number; gpuLayers?: number }): Promise<Judge> {
-  const model: Model = await loadModelArg(modelArg, { ...(options.gpuLayers !== undefined ? { gpuLayers: options.gpuLayers } : {}) });
+export async function localJudge(modelArg: string, options: { contextSize: number; threads?: number; gpuLayers: number }): Promise<Judge> {
+  const model: Model = await loadModelArg(modelArg, { gpuLayers: options.gpuLayers });
   let context: EngineContext;
   try {
     context = await model.createContext({ kind: "generate", contextSize: options.contextSize, sequences: 1, ...(options.threads ? { threads: options.threads } : {}) });

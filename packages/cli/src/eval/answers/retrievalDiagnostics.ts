@@ -2,7 +2,7 @@
 // are, per retrieval mode. Gold chunks come from the gold documents' spans (core's goldChunkIds).
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { goldAtCutoffs, goldChunkIds } from "@attr-rag/core";
+import { goldAtCutoffs, goldChunkIds, locateSpan } from "@attr-rag/core";
 import type { ChunkStore, Embedder } from "@attr-rag/index";
 import type { BenchmarkQuestion } from "./benchmark.js";
 
@@ -15,6 +15,8 @@ export interface RetrievalDiagnostics {
   readonly questions: number;
   /** Mean number of gold chunks per question (what a perfect retriever could find). */
   readonly mean_gold_chunks: number;
+  /** Gold spans found in none of their question's gold documents (their steps count nowhere). */
+  readonly unlocated_spans: number;
   /** mode → k → mean gold chunks retrieved and mean density (gold / k). */
   readonly modes: Record<DiagnosticMode, Record<string, { readonly gold: number; readonly density: number }>>;
 }
@@ -40,8 +42,11 @@ export async function retrievalDiagnostics(
   const withGold = questions.filter((q) => q.goldDocIds.some((id) => store.getDocument(id) !== undefined));
   if (withGold.length === 0) return undefined;
   const texts = await documentTexts(corpusPath, new Set(withGold.flatMap((q) => q.goldDocIds)));
+  let unlocated = 0;
   const gold = withGold.map((q) => {
     const ids = new Set<string>();
+    const docTexts = q.goldDocIds.map((id) => texts.get(id) ?? "");
+    unlocated += q.goldSpans.filter((span) => docTexts.every((t) => locateSpan(t, span) === undefined)).length;
     for (const docId of q.goldDocIds) {
       const doc = store.getDocument(docId);
       const text = texts.get(docId);
@@ -75,5 +80,5 @@ export async function retrievalDiagnostics(
     });
     modes[mode] = Object.fromEntries(Object.entries(sums).map(([k, s]) => [k, { gold: s.gold / withGold.length, density: s.density / withGold.length }]));
   }
-  return { questions: withGold.length, mean_gold_chunks: gold.reduce((s, g) => s + g.size, 0) / withGold.length, modes };
+  return { questions: withGold.length, mean_gold_chunks: gold.reduce((s, g) => s + g.size, 0) / withGold.length, unlocated_spans: unlocated, modes };
 }
