@@ -248,6 +248,7 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
         const total = questions.length * methods.length;
         const todo = questions.flatMap((q, qi) => methods.map((m, mi) => ({ q, qi, m, mi }))).filter(({ q, m }) => !done.has(rowKey(q.id, m.name)));
         if (done.size > 0) log(`eval: resuming: ${total - todo.length} of ${total} rows already in ${rowsPath}`);
+        const goldVectors = new Map<string, Float32Array>();
         const loopStart = performance.now();
         let finished = 0;
         for (const { q, qi, m, mi } of todo) {
@@ -258,14 +259,20 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
             await ask(requestFor(m, q.question, o, `eval-q${qi}-m${mi}`), (e) => events.push(e), controller.signal);
             const outcome = askOutcome(events);
             const harnessMs = performance.now() - t0;
-            const [answerVector, referenceVector] = await embedder.embed([outcome.answer.trim() === "" ? " " : outcome.answer, q.answer]);
+            // The gold answer is the same for every method: embed it once per question.
+            let referenceVector = goldVectors.get(q.id);
+            if (referenceVector === undefined) {
+              referenceVector = (await embedder.embed([q.answer]))[0]!;
+              goldVectors.set(q.id, referenceVector);
+            }
+            const [answerVector] = await embedder.embed([outcome.answer.trim() === "" ? " " : outcome.answer]);
             const verdict = judge !== undefined ? await judgeAnswer(judge, q.question, q.answer, outcome.answer, controller.signal) : undefined;
             const row: AnswerRow = {
               question_id: q.id,
               method: m.name,
               answer: outcome.answer,
               context_ids: outcome.contextIds,
-              metrics: scoreAnswer(outcome.answer, q.answer, { answer: answerVector!, reference: referenceVector! }),
+              metrics: scoreAnswer(outcome.answer, q.answer, { answer: answerVector!, reference: referenceVector }),
               timings: { ...outcome.timings, harness_ms: Math.round(harnessMs * 10) / 10 },
               ...(outcome.warnings.length > 0 ? { warnings: outcome.warnings } : {}),
               ...(verdict !== undefined ? { judge: verdict } : {}),
