@@ -111,6 +111,17 @@ Napi::Value AddonContext::InitContext(const Napi::CallbackInfo& info) {
   return worker->Promise();
 }
 
+// The approximate strategies need a cache layout and a model whose positions can be shifted; refused here,
+// before llama.cpp would assert on them.
+void AddonContext::checkApproximate(Napi::Env env, const OcclusionRequest& req) {
+  if (!isApproximate(req.strategy)) return;
+  const std::string why = reuseUnsupported(req.strategy == Strategy::KvReuse, req.kvUnified, req.gapTokens);
+  if (!why.empty()) throw Napi::RangeError::New(env, why);
+  if (req.strategy == Strategy::KvReuse && ctx_ != nullptr && !llama_memory_can_shift(llama_get_memory(ctx_))) {
+    throw Napi::RangeError::New(env, "this model's KV cache cannot shift positions (llama_memory_can_shift is false); use kv-mask or an exact strategy");
+  }
+}
+
 void AddonContext::beginJob(Napi::Env env) {
   if (disposeRequested_ || model_ == nullptr) throw Napi::Error::New(env, "the context has been disposed");
   if (ctx_ == nullptr) throw Napi::Error::New(env, "the context is not initialised; await init() first");
@@ -130,6 +141,7 @@ Napi::Value AddonContext::Occlude(const Napi::CallbackInfo& info) {
   try {
     OcclusionRequest req = readOcclusionRequest(info[0].As<Napi::Object>(), llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env))));
     req.kvUnified = kvUnified_;
+    checkApproximate(env, req);
     auto* worker = new OccludeWorker(env, this, std::move(req), info.Length() > 1 ? info[1] : env.Undefined());
     worker->Queue();
     return worker->Promise();
@@ -187,6 +199,7 @@ Napi::Value AddonContext::CellsNeeded(const Napi::CallbackInfo& info) {
   }
   OcclusionRequest req = readOcclusionRequest(o, nVocab);
   req.kvUnified = kvUnified_;
+  checkApproximate(env, req);
   return Napi::Number::New(env, static_cast<double>(occlusionCellsNeeded(req, parallel)));
 }
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "Occlusion.h"
 #include "llama.h"
 
 namespace attr_rag {
@@ -36,6 +37,7 @@ class AddonContext : public Napi::ObjectWrap<AddonContext> {
   Napi::Value Info(const Napi::CallbackInfo& info);
   Napi::Value Dispose(const Napi::CallbackInfo& info);
   void beginJob(Napi::Env env);
+  void checkApproximate(Napi::Env env, const OcclusionRequest& req);
   void free();
 
   AddonModel* model_ = nullptr;

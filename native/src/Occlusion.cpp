@@ -7,6 +7,7 @@
 
 #include "BatchRunner.h"
 #include "Greedy.h"
+#include "KvReuse.h"
 #include "TokenText.h"
 
 namespace attr_rag {
@@ -77,26 +78,9 @@ class Scheduler {
   }
 
  private:
-  std::vector<llama_token> fullPrompt() const {
-    std::vector<llama_token> p(req_.prefix);
-    for (const auto& b : req_.blocks) p.insert(p.end(), b.begin(), b.end());
-    p.insert(p.end(), req_.suffix.begin(), req_.suffix.end());
-    return p;
-  }
-
-  // Tokens of the prompt without block j that come after the prefix it shares with the full prompt.
-  std::vector<llama_token> occludedSuffix(int32_t j) const {
-    std::vector<llama_token> s;
-    for (size_t i = j + 1; i < req_.blocks.size(); i++) s.insert(s.end(), req_.blocks[i].begin(), req_.blocks[i].end());
-    s.insert(s.end(), req_.suffix.begin(), req_.suffix.end());
-    return s;
-  }
-
-  llama_pos sharedPrefixLength(int32_t j) const {
-    size_t n = req_.prefix.size();
-    for (int32_t i = 0; i < j; i++) n += req_.blocks[i].size();
-    return static_cast<llama_pos>(n);
-  }
+  std::vector<llama_token> fullPrompt() const { return fullPromptOf(req_); }
+  std::vector<llama_token> occludedSuffix(int32_t j) const { return occludedSuffixOf(req_, j); }
+  llama_pos sharedPrefixLength(int32_t j) const { return blockStartOf(req_, j); }
 
   void runNaive(const std::vector<llama_token>& full, OcclusionResult& result) {
     auto t = Clock::now();
@@ -139,7 +123,8 @@ class Scheduler {
   }
 
   void runShared(const std::vector<llama_token>& full, OcclusionResult& result) {
-    const bool speculative = req_.strategy == Strategy::Speculative;
+    const bool approximate = isApproximate(req_.strategy);
+    const bool speculative = req_.strategy == Strategy::Speculative || approximate;
     auto t = Clock::now();
     Seq s0;
     s0.id = 0;
@@ -172,6 +157,7 @@ class Scheduler {
     t = Clock::now();
     const int parallel = chooseParallel();
     std::vector<Seq> seqs(req_.occlude.size());
+    std::vector<ReusePlan> plans(static_cast<size_t>(parallel));
     for (size_t start = 0; start < req_.occlude.size(); start += parallel) {
       const size_t end = std::min(req_.occlude.size(), start + parallel);
       std::vector<Seq*> active;
@@ -182,15 +168,21 @@ class Scheduler {
         s.id = static_cast<llama_seq_id>(1 + (k - start));
         s.index = static_cast<int>(k);
         s.out = &result.occluded[k];
-        s.nPast = sharedPrefixLength(j);
-        sharePrefix(mem_, req_.kvUnified, s.id, s.nPast);
-        counters_->tokensReused += s.nPast;
-        s.feed = occludedSuffix(j);
+        if (approximate) {
+          plans[k - start] = reusePlan(req_, full, j);
+          beginReuse(mem_, req_.kvUnified, req_.strategy == Strategy::KvReuse, s.id, plans[k - start]);
+        } else {
+          s.nPast = sharedPrefixLength(j);
+          sharePrefix(mem_, req_.kvUnified, s.id, s.nPast);
+          counters_->tokensReused += s.nPast;
+          s.feed = occludedSuffix(j);
+        }
         s.canDraft = speculative;
         s.alignAt = speculative ? 0 : -1;
         s.window = std::max(kMinWindow, req_.draftInitial);
         active.push_back(&s);
       }
+      if (approximate) attachReused(seqs, start, end, plans);
       counters_->waves++;
       while (std::any_of(active.begin(), active.end(), [](const Seq* s) { return !s->done; })) step(active);
       for (size_t k = start; k < end; k++) {
@@ -201,6 +193,30 @@ class Scheduler {
     std::vector<Seq*> alone{&s0};
     while (!s0.done) step(alone);
     counters_->occludedMs = msSince(t);
+  }
+
+  // Decodes every sequence's gap tokens in one prompt-only pass, then attaches its reused cells and leaves the
+  // prompt's tail as its feed.
+  void attachReused(std::vector<Seq>& seqs, size_t start, size_t end, const std::vector<ReusePlan>& plans) {
+    std::vector<BatchItem> items;
+    for (size_t k = start; k < end; k++) {
+      const ReusePlan& p = plans[k - start];
+      for (size_t i = 0; i < p.gapFeed.size(); i++) {
+        items.push_back({p.gapFeed[i], p.setStart + static_cast<llama_pos>(i), seqs[k].id, false, 0, 0});
+      }
+    }
+    if (!items.empty()) {
+      const long long before = stats_.decodeCalls;
+      runner_.run(items, [](const float*, const BatchItem&) {}, stats_);
+      counters_->prefillCalls += stats_.decodeCalls - before;
+    }
+    for (size_t k = start; k < end; k++) {
+      const ReusePlan& p = plans[k - start];
+      finishReuse(mem_, req_.kvUnified, seqs[k].id, p);
+      seqs[k].nPast = p.tailPos;
+      seqs[k].feed = p.tailFeed;
+      counters_->tokensReused += p.reused;
+    }
   }
 
   int chooseParallel() const {
@@ -384,16 +400,54 @@ void sharePrefixFrom(llama_memory_t mem, bool kvUnified, llama_seq_id src, llama
   }
 }
 
+std::vector<llama_token> fullPromptOf(const OcclusionRequest& req) {
+  std::vector<llama_token> p(req.prefix);
+  for (const auto& b : req.blocks) p.insert(p.end(), b.begin(), b.end());
+  p.insert(p.end(), req.suffix.begin(), req.suffix.end());
+  return p;
+}
+
+llama_pos blockStartOf(const OcclusionRequest& req, int32_t j) {
+  llama_pos start = static_cast<llama_pos>(req.prefix.size());
+  for (int32_t i = 0; i < j; i++) start += static_cast<llama_pos>(req.blocks[i].size());
+  return start;
+}
+
+std::vector<llama_token> occludedSuffixOf(const OcclusionRequest& req, int32_t j) {
+  std::vector<llama_token> s;
+  for (size_t i = j + 1; i < req.blocks.size(); i++) s.insert(s.end(), req.blocks[i].begin(), req.blocks[i].end());
+  s.insert(s.end(), req.suffix.begin(), req.suffix.end());
+  return s;
+}
+
+ReusePlan reusePlan(const OcclusionRequest& req, const std::vector<llama_token>& full, int32_t j) {
+  const llama_pos start = blockStartOf(req, j);
+  const int32_t tail = req.tailTokens < 0 ? static_cast<int32_t>(req.suffix.size()) : req.tailTokens;
+  return planReuse(full, start, start + static_cast<llama_pos>(req.blocks[j].size()), req.strategy == Strategy::KvReuse,
+                   req.kvUnified, req.gapTokens, tail);
+}
+
 long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
   long long full = static_cast<long long>(req.prefix.size() + req.suffix.size());
   for (const auto& b : req.blocks) full += static_cast<long long>(b.size());
   const long long answer = req.maxTokens + 1;
   if (req.strategy == Strategy::Naive) return full + answer;
-  const long long draft = req.strategy == Strategy::Speculative ? std::max(req.draftMax, 4) : 0;
+  const bool drafts = req.strategy == Strategy::Speculative || isApproximate(req.strategy);
+  const long long draft = drafts ? std::max(req.draftMax, 4) : 0;
   // Per-sequence streams: each holds its whole prompt (the copied prefix included) and its answer.
   if (!req.kvUnified) return full + answer + draft;
   std::vector<long long> suffixes;
+  std::vector<llama_token> prompt;
+  if (isApproximate(req.strategy)) {
+    prompt = req.prefix;
+    for (const auto& b : req.blocks) prompt.insert(prompt.end(), b.begin(), b.end());
+    prompt.insert(prompt.end(), req.suffix.begin(), req.suffix.end());
+  }
   for (int32_t j : req.occlude) {
+    if (isApproximate(req.strategy)) {
+      suffixes.push_back(reuseCells(reusePlan(req, prompt, j), true, full) + answer + draft);
+      continue;
+    }
     long long s = static_cast<long long>(req.suffix.size());
     for (size_t i = j + 1; i < req.blocks.size(); i++) s += static_cast<long long>(req.blocks[i].size());
     suffixes.push_back(s + answer + draft);
@@ -406,6 +460,7 @@ long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
 
 OcclusionResult runOcclusion(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
                              const OcclusionProgress& progress) {
+  if (req.hasForced) return runForced(ctx, req, cancel);
   Scheduler scheduler(ctx, req, cancel, progress);
   return scheduler.run();
 }

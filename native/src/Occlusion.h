@@ -4,6 +4,10 @@
 //   prefix-shared  the full prompt once, each occluded prompt gets the shared prefix by llama_memory_seq_cp,
 //                  all suffixes prefilled in one multi-sequence batch, then one batched decode per step;
 //   speculative    as prefix-shared, plus A_full's tokens as a draft verified in the same batches.
+// and two APPROXIMATE strategies (opt-in, measured against exact, see KvReuse.h), which reuse the full
+// prompt's KV cells after the occluded set instead of recomputing them and decode with A_full as the draft:
+//   kv-reuse       the kept cells are shifted back over the gap (llama.cpp's RoPE shift);
+//   kv-mask        the kept cells keep their positions (no shift).
 #pragma once
 
 #include <atomic>
@@ -11,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "KvReuse.h"
 #include "llama.h"
 
 namespace attr_rag {
 
-enum class Strategy { Naive = 0, PrefixShared = 1, Speculative = 2 };
+enum class Strategy { Naive = 0, PrefixShared = 1, Speculative = 2, KvReuse = 3, KvMask = 4 };
+
+inline bool isApproximate(Strategy s) { return s == Strategy::KvReuse || s == Strategy::KvMask; }
 enum class Finish { Eog = 0, Stop = 1, Length = 2 };
 
 struct OcclusionRequest {
@@ -32,7 +39,24 @@ struct OcclusionRequest {
   int32_t draftInitial = 16;
   int32_t draftMax = 128;
   int32_t maxParallel = 0;                        // occluded sequences per wave; 0 = as many as fit
+  int32_t gapTokens = 0;                          // approximate strategies: recomputed right after the set
+  int32_t tailTokens = -1;                        // ... and at the end of the prompt; < 0 = the suffix
   bool kvUnified = true;                          // set by the context: how its KV cache is laid out
+  // Forced mode (approximate strategies, givenFull required): no decoding; each occluded sequence is
+  // teacher-forced along forced[k] (see Forced.cpp).
+  std::vector<std::vector<llama_token>> forced;
+  bool hasForced = false;
+  bool pairExact = false;
+};
+
+// A teacher-forced occluded sequence (forced mode): how the approximate cache scores the forced tokens, and,
+// with pairExact, how its next-token distributions compare with the exact cache's along them.
+struct ForcedStats {
+  int32_t steps = 0;
+  double logProb = 0;       // Σ log P(forced token) under the approximate cache
+  double exactLogProb = 0;  // the same under the exact cache (pairExact)
+  double kl = 0;            // Σ KL(exact || approximate) over steps (pairExact)
+  int32_t top1Agree = 0;    // steps where both caches' greedy tokens are the same (pairExact)
 };
 
 struct SequenceResult {
@@ -44,7 +68,7 @@ struct SequenceResult {
 struct OcclusionCounters {
   long long promptTokens = 0;     // Σ over the n+1 prompts of their length
   long long tokensEvaluated = 0;  // tokens submitted to llama_decode (drafts and retries included)
-  long long tokensReused = 0;     // prompt tokens taken from a shared prefix instead of recomputed
+  long long tokensReused = 0;     // prompt tokens taken from a shared prefix (or reused cells) instead of recomputed
   long long draftProposed = 0;
   long long draftAccepted = 0;
   long long decodeSteps = 0;      // llama_decode calls that extend answers (sequential steps)
@@ -55,6 +79,8 @@ struct OcclusionCounters {
 
 struct OcclusionResult {
   SequenceResult full;
+  std::vector<ForcedStats> forced;  // forced mode: parallel to request.occlude
+  double fullLogProb = 0;           // forced mode: Σ log P(givenFull | full prompt)
   std::vector<SequenceResult> occluded;  // parallel to request.occlude
   OcclusionCounters counters;
 };
@@ -72,6 +98,16 @@ long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel);
 void sharePrefix(llama_memory_t mem, bool kvUnified, llama_seq_id dst, llama_pos length);
 // The same from any source sequence that holds at least `length` positions.
 void sharePrefixFrom(llama_memory_t mem, bool kvUnified, llama_seq_id src, llama_seq_id dst, llama_pos length);
+
+std::vector<llama_token> fullPromptOf(const OcclusionRequest& req);
+llama_pos blockStartOf(const OcclusionRequest& req, int32_t j);
+// Tokens of the prompt without block j after the prefix it shares with the full prompt.
+std::vector<llama_token> occludedSuffixOf(const OcclusionRequest& req, int32_t j);
+
+// The approximate strategies' plan for occluding block j of the request's full prompt `full`.
+ReusePlan reusePlan(const OcclusionRequest& req, const std::vector<llama_token>& full, int32_t j);
+
+OcclusionResult runForced(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel);
 
 OcclusionResult runOcclusion(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
                              const OcclusionProgress& progress);

@@ -89,8 +89,21 @@ OcclusionRequest readOcclusionRequest(const Napi::Object& o, int32_t nVocab) {
     }
   }
   const int32_t strategy = intField(o, "strategy", 2);
-  if (strategy < 0 || strategy > 2) throw Napi::RangeError::New(env, "unknown strategy " + std::to_string(strategy));
+  if (strategy < 0 || strategy > 4) throw Napi::RangeError::New(env, "unknown strategy " + std::to_string(strategy));
   r.strategy = static_cast<Strategy>(strategy);
+  r.gapTokens = intField(o, "gapTokens", 0);
+  r.tailTokens = intField(o, "tailTokens", -1);
+  if (r.gapTokens < 0) throw Napi::RangeError::New(env, "gapTokens must be ≥ 0");
+  if (o.Get("forced").IsArray()) {
+    r.forced = readTokenLists(o.Get("forced"));
+    for (const auto& f : r.forced) checkTokens(env, f, nVocab, "forced");
+    r.hasForced = true;
+    r.pairExact = o.Get("pairExact").ToBoolean().Value();
+    if (r.forced.size() != r.occlude.size()) throw Napi::RangeError::New(env, "forced needs one token list per occluded set");
+    if (!isApproximate(r.strategy)) throw Napi::RangeError::New(env, "forced mode needs an approximate strategy");
+    if (!r.hasGivenFull) throw Napi::RangeError::New(env, "forced mode needs givenFull");
+    if (r.suffix.empty()) throw Napi::RangeError::New(env, "forced mode needs a non-empty suffix");
+  }
   r.draftInitial = intField(o, "draftInitial", 16);
   r.draftMax = intField(o, "draftMax", 128);
   r.maxParallel = intField(o, "maxParallel", 0);
@@ -140,6 +153,21 @@ Napi::Object occlusionResultToJs(Napi::Env env, const OcclusionResult& r) {
   k.Set("occludedMs", c.occludedMs);
   k.Set("totalMs", c.totalMs);
   o.Set("counters", k);
+  if (!r.forced.empty()) {
+    Napi::Array forced = Napi::Array::New(env, r.forced.size());
+    for (size_t i = 0; i < r.forced.size(); i++) {
+      const ForcedStats& f = r.forced[i];
+      Napi::Object x = Napi::Object::New(env);
+      x.Set("steps", f.steps);
+      x.Set("logProb", f.logProb);
+      x.Set("exactLogProb", f.exactLogProb);
+      x.Set("kl", f.kl);
+      x.Set("top1Agree", f.top1Agree);
+      forced.Set(static_cast<uint32_t>(i), x);
+    }
+    o.Set("forced", forced);
+    o.Set("fullLogProb", r.fullLogProb);
+  }
   return o;
 }
 

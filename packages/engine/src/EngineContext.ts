@@ -7,6 +7,7 @@ import { generateTokens, type GenerateOptions, type GeneratedPiece, type Generat
 import type { Model } from "./Model.js";
 import type { NativeContext, NativeContextInfo, NativeContextOptions } from "./native/addonTypes.js";
 import { nativeAddon } from "./native/loadAddon.js";
+import { runForced, type ForcedOptions, type ForcedResult } from "./forced.js";
 import { isTokenSegments, occlusionRequest, runOcclusion, type OcclusionOptions, type OcclusionResult } from "./occlude.js";
 import { scoreContinuations, type ScoreOptions, type ScoreResult } from "./score.js";
 import type { TokenSegments } from "./tokenSegments.js";
@@ -89,6 +90,12 @@ export class EngineContext implements AsyncDisposable {
   async occlude(options: OcclusionOptions): Promise<OcclusionResult> {
     this.#requireKind("generate", "occlude");
     return await this.#run("occlusion", options.signal, (native) => runOcclusion(this, native, options));
+  }
+
+  /** Teacher-forced passes over approximate occluded caches (screening, fidelity against exact). */
+  async forced(options: ForcedOptions): Promise<ForcedResult> {
+    this.#requireKind("generate", "forced");
+    return await this.#run("forced pass", options.signal, (native) => runForced(this, native, options));
   }
 
   /** Greedy generation as an async iterator of tokens; its return value is the whole result. */

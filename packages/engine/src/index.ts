@@ -45,8 +45,14 @@ export {
 export { resolveVocabDir } from "./synth/vocab.js";
 export { Model, type ModelInfo, type ModelLoadOptions } from "./Model.js";
 export { EngineContext, type ContextKind, type ContextOptions } from "./EngineContext.js";
+export type { ForcedOptions, ForcedResult } from "./forced.js";
+export type { NativeForcedStats as ForcedStats } from "./native/addonTypes.js";
 export {
+  APPROXIMATE_STRATEGIES,
+  EXACT_STRATEGIES,
+  isApproximate,
   OCCLUSION_STRATEGIES,
+  type ApproximateStrategy,
   type OcclusionCounters,
   type OcclusionOptions,
   type OcclusionResult,

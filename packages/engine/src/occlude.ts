@@ -5,8 +5,16 @@ import type { NativeContext, NativeOcclusionCounters, NativeOcclusionRequest, Na
 import { decodeAnswer, type GeneratedSequence } from "./sequenceText.js";
 import { segmentsLength, type TokenSegments } from "./tokenSegments.js";
 
-export const OCCLUSION_STRATEGIES = ["naive", "prefix-shared", "speculative"] as const;
+/** In the native addon's numbering; the last two are approximate (opt-in, never a default). */
+export const OCCLUSION_STRATEGIES = ["naive", "prefix-shared", "speculative", "kv-reuse", "kv-mask"] as const;
 export type OcclusionStrategy = (typeof OCCLUSION_STRATEGIES)[number];
+export const EXACT_STRATEGIES = ["naive", "prefix-shared", "speculative"] as const;
+export const APPROXIMATE_STRATEGIES = ["kv-reuse", "kv-mask"] as const;
+export type ApproximateStrategy = (typeof APPROXIMATE_STRATEGIES)[number];
+
+export function isApproximate(s: string): s is ApproximateStrategy {
+  return (APPROXIMATE_STRATEGIES as readonly string[]).includes(s);
+}
 
 export interface OcclusionOptions {
   /** The prompt: text segments (tokenized with the context's model) or token segments. */
@@ -22,6 +30,13 @@ export interface OcclusionOptions {
    * decoding; speculative (default): prefix-shared plus A_full as a draft for every occluded answer.
    */
   strategy?: OcclusionStrategy;
+  /**
+   * Approximate strategies: prompt tokens recomputed right after the occluded set (needs a unified KV cache and
+   * kv-mask; default 0) and at the end of the prompt (default: the suffix, i.e. instruction and answer header).
+   * When the two cover everything after the set, the answer is exact.
+   */
+  gapTokens?: number;
+  tailTokens?: number;
   /** First draft window (tokens) and its cap; the window doubles while drafts are accepted. */
   draftInitial?: number;
   draftMax?: number;
@@ -94,6 +109,15 @@ export function occlusionRequest(context: EngineContext, native: NativeContext, 
   if (!Number.isInteger(draftInitial) || draftInitial < 1 || !Number.isInteger(draftMax) || draftMax < draftInitial) {
     throw new EngineArgumentError(`draft windows must be integers with 1 ≤ draftInitial ≤ draftMax, got ${draftInitial} and ${draftMax}`);
   }
+  const gapTokens = o.gapTokens ?? 0;
+  const tailTokens = o.tailTokens ?? s.suffix.length;
+  if (!Number.isInteger(gapTokens) || gapTokens < 0) throw new EngineArgumentError(`gapTokens must be an integer ≥ 0, got ${gapTokens}`);
+  if (!Number.isInteger(tailTokens) || tailTokens < 1) throw new EngineArgumentError(`tailTokens must be an integer ≥ 1, got ${tailTokens}`);
+  const name = OCCLUSION_STRATEGIES[strategy]!;
+  if (isApproximate(name)) {
+    const why = reuseUnsupported(name, context.info.kvUnified, gapTokens);
+    if (why) throw new EngineLimitError(why);
+  }
   const maxParallel = o.maxParallel ?? 0;
   if (!Number.isInteger(maxParallel) || maxParallel < 0) throw new EngineArgumentError(`maxParallel must be an integer ≥ 0, got ${maxParallel}`);
   const stops = [...(o.stop ?? [])];
@@ -124,6 +148,8 @@ export function occlusionRequest(context: EngineContext, native: NativeContext, 
     draftInitial,
     draftMax,
     maxParallel,
+    gapTokens,
+    tailTokens,
     ...(o.givenFull ? { givenFull: o.givenFull.tokens, givenFullEndsWithEog: o.givenFull.endedWithEog } : {}),
   };
   const cells = native.cellsNeeded(request, 1);
@@ -134,4 +160,15 @@ export function occlusionRequest(context: EngineContext, native: NativeContext, 
     );
   }
   return request;
+}
+
+/** Why an approximate strategy cannot run on this cache layout (llama.cpp's constraints, see native/src/KvReuse.h). */
+export function reuseUnsupported(strategy: ApproximateStrategy, kvUnified: boolean, gapTokens: number): string | undefined {
+  if (strategy === "kv-reuse" && kvUnified) {
+    return "kv-reuse shifts the kept cells' positions, which a unified KV cache shares with the full prompt; use a context with per-sequence KV streams (kvUnified: false, the default) or kv-mask";
+  }
+  if (gapTokens > 0 && !kvUnified) {
+    return "recomputing tokens right after the occluded set (gapTokens > 0) needs a unified KV cache, because llama.cpp only accepts a sequence's new tokens after its last cached position; use gapTokens 0, or kv-mask on a context with kvUnified: true";
+  }
+  return undefined;
 }

@@ -97,8 +97,15 @@ export interface NativeOcclusionRequest {
   givenFullEndsWithEog?: boolean;
   maxTokens: number;
   stops: string[];
-  /** 0 naive, 1 prefix-shared, 2 speculative. */
+  /** 0 naive, 1 prefix-shared, 2 speculative, 3 kv-reuse, 4 kv-mask (approximate). */
   strategy: number;
+  /** Approximate strategies: tokens recomputed right after the occluded set and at the end of the prompt (< 0: the suffix). */
+  gapTokens?: number;
+  tailTokens?: number;
+  /** Forced mode (approximate strategy and givenFull required): one token list per occluded set to teacher-force. */
+  forced?: Int32Array[];
+  /** Forced mode: also force an exact sequence per set and compare next-token distributions. */
+  pairExact?: boolean;
   draftInitial: number;
   draftMax: number;
   /** Occluded sequences per wave; 0 = as many as fit. */
@@ -131,6 +138,20 @@ export interface NativeOcclusionResult {
   full: NativeSequence;
   occluded: NativeSequence[];
   counters: NativeOcclusionCounters;
+  /** Forced mode only: per occluded set, sums over its steps. */
+  forced?: NativeForcedStats[];
+  /** Forced mode only: Σ log P(givenFull | full prompt). */
+  fullLogProb?: number;
+}
+
+export interface NativeForcedStats {
+  steps: number;
+  /** Σ log P(forced token) under the approximate cache, and under the exact one (pairExact). */
+  logProb: number;
+  exactLogProb: number;
+  /** Σ KL(exact ‖ approximate) of next-token distributions, and steps whose top-1 tokens agree (pairExact). */
+  kl: number;
+  top1Agree: number;
 }
 
 export interface NativeScoreRequest {
