@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
-import { OCCLUSION_STRATEGIES } from "../src/occlude.js";
+import { EXACT_STRATEGIES } from "../src/occlude.js";
 import { expectNearTiesOnly } from "./helpers/equivalence.js";
 import { TEST_MODEL, storiesModelWithPeriodEos, tinySynthModel } from "./helpers/models.js";
 import { storySegments } from "./helpers/prompts.js";
@@ -52,7 +52,7 @@ for (const which of Object.keys(MODELS) as (keyof typeof MODELS)[]) {
       for (const c of CASES) {
         const segments = storySegments(c.n, c.seed);
         const results = Object.fromEntries(
-          await Promise.all(OCCLUSION_STRATEGIES.map(async (strategy) => [strategy, await ctx.occlude({ segments, strategy, maxTokens: c.maxTokens })] as const)),
+          await Promise.all(EXACT_STRATEGIES.map(async (strategy) => [strategy, await ctx.occlude({ segments, strategy, maxTokens: c.maxTokens })] as const)),
         );
         const naive = results.naive!;
         for (const s of [naive.full, ...naive.occluded]) if (s.finish === "eog") eosEarly++;

@@ -1,20 +1,13 @@
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import v8 from "node:v8";
-import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineContext } from "../src/EngineContext.js";
 import { AbortError, DisposedError, EngineArgumentError, EngineLimitError, ModelLoadError } from "../src/errors.js";
 import { Model } from "../src/Model.js";
+import { exposedGc } from "./helpers/gc.js";
 import { TEST_MODEL } from "./helpers/models.js";
 import { storySegments } from "./helpers/prompts.js";
-
-/** The real V8 collector, also when node was started without --expose-gc. */
-function exposedGc(): () => void {
-  v8.setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as () => void;
-}
 
 describe("engine robustness", () => {
   let dir: string;
