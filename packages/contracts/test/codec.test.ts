@@ -113,7 +113,7 @@ const STAGES = {
   },
   done: {
     timings: { retrieveMs: 3.5, occlusionMs: 1200.25, totalMs: 1500 },
-    counters: { promptTokens: 9000, tokensEvaluated: 2500, tokensReused: 6500, draftTokensProposed: 900, draftTokensAccepted: 800, decodeSteps: 40, sequences: 6, nearTies: 1, elapsedMs: 1100.5 },
+    counters: { promptTokens: 9000, tokensEvaluated: 2500, tokensReused: 6500, draftTokensProposed: 900, draftTokensAccepted: 800, decodeSteps: 40, sequences: 6, nearTies: 1, elapsedMs: 1100.5, strategy: 4 },
     warnings: ["re-ranker: bi-encoder fallback"],
   },
 } satisfies { [C in AskEventCase]: DeepPartial<AskEventOf<C>> };

@@ -52,6 +52,7 @@ export {
   EXACT_STRATEGIES,
   isApproximate,
   OCCLUSION_STRATEGIES,
+  reuseUnsupported,
   type ApproximateStrategy,
   type OcclusionCounters,
   type OcclusionOptions,

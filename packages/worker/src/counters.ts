@@ -1,5 +1,6 @@
-import type { EngineCounters } from "@attr-rag/contracts";
-import type { GeneratedSequence, OcclusionCounters } from "@attr-rag/engine";
+import { EngineStrategy, type EngineCounters } from "@attr-rag/contracts";
+import type { GeneratedSequence, OcclusionCounters, OcclusionStrategy } from "@attr-rag/engine";
+import { strategyToProto } from "./generationOptions.js";
 
 /** A greedy step whose top-1/top-2 logit margin is at most this is a near-tie (SPEC section 4). */
 export const NEAR_TIE_MARGIN = 0.1;
@@ -10,7 +11,7 @@ export function countNearTies(answers: readonly GeneratedSequence[]): number {
   return n;
 }
 
-export function occlusionCounters(c: OcclusionCounters, answers: readonly GeneratedSequence[]): EngineCounters {
+export function occlusionCounters(c: OcclusionCounters, answers: readonly GeneratedSequence[], strategy: OcclusionStrategy): EngineCounters {
   return {
     promptTokens: c.promptTokens,
     tokensEvaluated: c.tokensEvaluated,
@@ -21,6 +22,7 @@ export function occlusionCounters(c: OcclusionCounters, answers: readonly Genera
     sequences: answers.length,
     nearTies: countNearTies(answers),
     elapsedMs: c.totalMs,
+    strategy: strategyToProto(strategy),
   };
 }
 
@@ -36,6 +38,7 @@ export function generationCounters(promptTokens: number, answer: GeneratedSequen
     sequences: 1,
     nearTies: countNearTies([answer]),
     elapsedMs,
+    strategy: EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED,
   };
 }
 
@@ -50,5 +53,7 @@ export function addCounters(a: EngineCounters, b: EngineCounters): EngineCounter
     sequences: a.sequences + b.sequences,
     nearTies: a.nearTies + b.nearTies,
     elapsedMs: a.elapsedMs + b.elapsedMs,
+    // Runs combined into one report share their occlusion strategy; a plain generation has none.
+    strategy: a.strategy !== EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED ? a.strategy : b.strategy,
   };
 }

@@ -1,6 +1,6 @@
 // The log-likelihood utility v(C) for many coalitions as one engine job: teacher-forced scoring of the
 // target (A_full) given the question and each coalition's sets, batched by the engine with shared prefixes.
-import type { LikelihoodJob, LikelihoodResult } from "@attr-rag/contracts";
+import { EngineStrategy, type LikelihoodJob, type LikelihoodResult } from "@attr-rag/contracts";
 import { EngineArgumentError, EngineLimitError, type EngineContext } from "@attr-rag/engine";
 import { invalidJob, jobTooLarge } from "./jobFailure.js";
 import { jobPrompt } from "./jobPrompt.js";
@@ -41,6 +41,7 @@ export async function runLikelihoodJob(ctx: EngineContext, job: LikelihoodJob, s
       sequences: job.coalitions.length,
       nearTies: 0,
       elapsedMs: performance.now() - started,
+      strategy: EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED,
     },
   };
 }

@@ -2,7 +2,7 @@
 // strategies' prefix sharing applies), streamed as JobProgress. The same function runs in the gateway's
 // process (embedded) and in `attr-rag worker` (distributed).
 import { FinishReason, type AnswerDelta, type JobProgress, type OcclusionJob, type OcclusionProgress, type OcclusionResult } from "@attr-rag/contracts";
-import { TextDeltas, type EngineContext, type OcclusionResult as EngineResult } from "@attr-rag/engine";
+import { isApproximate, reuseUnsupported, TextDeltas, type EngineContext, type OcclusionResult as EngineResult } from "@attr-rag/engine";
 import { answerToProto, divergence } from "./answers.js";
 import { closingDelta } from "./closingDelta.js";
 import { occlusionCounters } from "./counters.js";
@@ -13,13 +13,18 @@ import { jobPrompt, occlusionSetsThatFit } from "./jobPrompt.js";
 
 export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal, workerId = "local"): Promise<OcclusionResult> {
   const model = ctx.model;
-  const { maxTokens, strategy } = generationOptions(job.generation);
+  const { maxTokens, strategy, gapTokens, tailTokens } = generationOptions(job.generation);
   const prompt = jobPrompt(model, job);
   let tokens = prompt.tokens;
   let setIds = prompt.setIds;
   const all = tokens.blocks.length;
   if (all === 0) throw invalidJob("the job has no context sets to occlude");
   if (job.occludeSetIndices.length > 0) throw invalidJob("occlude_set_indices is not supported: every set is occluded");
+  if (isApproximate(strategy)) {
+    // Refused by name here: the fit check below would otherwise report a layout problem as a size problem.
+    const why = reuseUnsupported(strategy, ctx.info.kvUnified, gapTokens ?? 0);
+    if (why) throw invalidJob(`generation.strategy: ${why}`);
+  }
   const fit = occlusionSetsThatFit(ctx, tokens, maxTokens, strategy);
   if (fit < all && !job.dropSetsThatDoNotFit) {
     throw jobTooLarge(
@@ -57,6 +62,8 @@ export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onP
       segments: tokens,
       maxTokens,
       strategy,
+      ...(gapTokens !== undefined ? { gapTokens } : {}),
+      ...(tailTokens !== undefined ? { tailTokens } : {}),
       signal,
       ...(givenFull ? { givenFull } : {}),
       onFullToken: (token) => {
@@ -94,7 +101,7 @@ export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onP
       const diverged = divergence(a.tokens, result.full.tokens);
       return { setIndex: j, setId: setIds[j]!, answer: answerToProto(a), ...(diverged !== undefined ? { divergedAt: diverged } : {}) };
     }),
-    counters: occlusionCounters(result.counters, [result.full, ...result.occluded]),
+    counters: occlusionCounters(result.counters, [result.full, ...result.occluded], result.strategy),
     setsUsed: setIds.length,
     setTokens: tokens.blocks.map((b) => b.length),
     sequenceCells: ctx.info.sequenceCells,

@@ -73,6 +73,26 @@ describe("engine jobs", () => {
     expect(ctx.sequencesInUse()).toBe(0);
   });
 
+  it("worker jobs - an approximate strategy runs only when named, with its recompute windows, and the counters say which ran", async () => {
+    const segments = buildPromptSegments({ question: QUESTION, sets: SETS }, model.chatTemplate());
+    const exact = await runOcclusionJob(ctx, occlusionJob(), () => {}, signal);
+    expect(exact.counters!.strategy).toBe(EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED);
+    const unset = await runOcclusionJob(ctx, occlusionJob({ generation: { maxTokens: 16, strategy: EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED } }), () => {}, signal);
+    expect(unset.counters!.strategy).toBe(EngineStrategy.ENGINE_STRATEGY_SPECULATIVE);
+    const generation = { maxTokens: 16, strategy: EngineStrategy.ENGINE_STRATEGY_KV_REUSE, recomputeTail: 3 };
+    const approx = await runOcclusionJob(ctx, occlusionJob({ generation }), () => {}, signal);
+    expect(approx.counters!.strategy).toBe(EngineStrategy.ENGINE_STRATEGY_KV_REUSE);
+    const direct = await ctx.occlude({ segments, maxTokens: 16, strategy: "kv-reuse", tailTokens: 3 });
+    expect(approx.occluded.map((o) => o.answer!.tokenIds)).toEqual(direct.occluded.map((o) => Array.from(o.tokens)));
+    expect(approx.counters!.tokensReused).toBeGreaterThan(exact.counters!.tokensReused);
+    const gap = await failure(runOcclusionJob(ctx, occlusionJob({ generation: { ...generation, recomputeGap: 4 } }), () => {}, signal));
+    expect(gap.code).toBe(JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT);
+    expect(gap.message).toMatch(/needs a unified KV cache/);
+    const tail = await failure(runOcclusionJob(ctx, occlusionJob({ generation: { ...generation, recomputeTail: 0 } }), () => {}, signal));
+    expect(tail.message).toMatch(/recompute_tail must be ≥ 1/);
+    expect(ctx.sequencesInUse()).toBe(0);
+  });
+
   it("worker jobs - a given A_full is used, not generated, and its tokens are the reference", async () => {
     const given = "Lily played with her dog all day.";
     const progress: JobProgress[] = [];

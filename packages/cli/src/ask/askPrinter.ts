@@ -1,4 +1,4 @@
-import { AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { AskEvent, EngineStrategy, type AskEventOf } from "@attr-rag/contracts";
 import { attributionText } from "./attributionText.js";
 
 interface Streams {
@@ -85,6 +85,10 @@ export class AskPrinter {
     const out = this.streams.out;
     for (const w of done.warnings) out.write(`warning: ${w}\n`);
     const c = done.counters;
+    const o = done.occlusionCounters;
+    if (o?.strategy === EngineStrategy.ENGINE_STRATEGY_KV_REUSE || o?.strategy === EngineStrategy.ENGINE_STRATEGY_KV_MASK) {
+      out.write(`note: occluded answers came from the APPROXIMATE ${o.strategy === EngineStrategy.ENGINE_STRATEGY_KV_REUSE ? "kv-reuse" : "kv-mask"} strategy (check it with \`attr-rag eval occlusion\`)\n`);
+    }
     out.write(
       `\nDone in ${((done.timings?.totalMs ?? 0) / 1000).toFixed(1)} s` +
         (c ? ` (engine: ${c.tokensEvaluated} tokens evaluated, ${c.tokensReused} reused, ${c.decodeSteps} decode steps)` : "") +

@@ -16,6 +16,8 @@ export interface AskFlags {
   mode?: string;
   maxTokens?: string;
   strategy?: string;
+  recomputeGap?: string;
+  recomputeTail?: string;
   baseline?: string;
   metrics?: string;
   tau?: string;
@@ -37,6 +39,8 @@ const STRATEGIES: Record<string, EngineStrategy> = {
   naive: EngineStrategy.ENGINE_STRATEGY_NAIVE,
   "prefix-shared": EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED,
   speculative: EngineStrategy.ENGINE_STRATEGY_SPECULATIVE,
+  "kv-reuse": EngineStrategy.ENGINE_STRATEGY_KV_REUSE,
+  "kv-mask": EngineStrategy.ENGINE_STRATEGY_KV_MASK,
 };
 const METRICS: Record<string, AttributionMetric> = {
   cosine: AttributionMetric.ATTRIBUTION_METRIC_COSINE,
@@ -88,6 +92,8 @@ export function askRequestFromFlags(question: string, f: AskFlags): AskRequest {
     generation: {
       ...(f.maxTokens !== undefined ? { maxTokens: positiveInt("--max-tokens", f.maxTokens) } : {}),
       strategy: f.strategy !== undefined ? pick(STRATEGIES, "--strategy", f.strategy) : EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED,
+      ...(f.recomputeGap !== undefined ? { recomputeGap: Math.trunc(nonNegative("--recompute-gap", f.recomputeGap)) } : {}),
+      ...(f.recomputeTail !== undefined ? { recomputeTail: positiveInt("--recompute-tail", f.recomputeTail) } : {}),
     },
     selection: {
       metrics: f.metrics !== undefined ? f.metrics.split(",").map((m) => pick(METRICS, "--metrics", m.trim())) : [],

@@ -22,7 +22,10 @@ export type ResolvedSelection = SelectionSettings;
 
 export interface ResolvedGeneration {
   maxTokens: number;
-  strategy: StrategyName;
+  /** The server's default is always exact; the approximate ones run only when a request names them. */
+  strategy: StrategyName | "kv-reuse" | "kv-mask";
+  recomputeGap?: number;
+  recomputeTail?: number;
 }
 
 /** An AskRequest with every default applied and every limit checked. */
@@ -126,10 +129,20 @@ export function resolveGeneration(g: GenerationOptions | undefined, config: Gate
   const maxTokens = g?.maxTokens ?? config.maxTokens;
   if (maxTokens < 1 || maxTokens > config.maxMaxTokens) throw invalid(`generation.max_tokens must be 1..${config.maxMaxTokens}, got ${maxTokens}`);
   const strategy = strategyName(g?.strategy ?? EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED, config);
-  return { maxTokens, strategy };
+  const approximate = strategy === "kv-reuse" || strategy === "kv-mask";
+  if (!approximate && (g?.recomputeGap !== undefined || g?.recomputeTail !== undefined)) {
+    throw invalid(`generation.recompute_gap and recompute_tail apply to the approximate strategies (KV_REUSE, KV_MASK), not ${strategy}`);
+  }
+  if (g?.recomputeTail === 0) throw invalid("generation.recompute_tail must be ≥ 1 (the last prompt token starts the answer)");
+  return {
+    maxTokens,
+    strategy,
+    ...(g?.recomputeGap !== undefined ? { recomputeGap: g.recomputeGap } : {}),
+    ...(g?.recomputeTail !== undefined ? { recomputeTail: g.recomputeTail } : {}),
+  };
 }
 
-function strategyName(s: EngineStrategy, config: GatewayConfig): StrategyName {
+function strategyName(s: EngineStrategy, config: GatewayConfig): ResolvedGeneration["strategy"] {
   switch (s) {
     case EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED:
       return config.strategy;
@@ -139,6 +152,10 @@ function strategyName(s: EngineStrategy, config: GatewayConfig): StrategyName {
       return "prefix-shared";
     case EngineStrategy.ENGINE_STRATEGY_SPECULATIVE:
       return "speculative";
+    case EngineStrategy.ENGINE_STRATEGY_KV_REUSE:
+      return "kv-reuse";
+    case EngineStrategy.ENGINE_STRATEGY_KV_MASK:
+      return "kv-mask";
     default:
       throw invalid(`generation.strategy ${String(s)} is not a defined EngineStrategy`);
   }

@@ -1,4 +1,4 @@
-import type { EngineCounters, StageTimings } from "@attr-rag/contracts";
+import { EngineStrategy, type EngineCounters, type StageTimings } from "@attr-rag/contracts";
 import { escapeHtml } from "./escapeHtml.js";
 import { formatCount, formatMs } from "./formatNumber.js";
 import { notAvailable, section, table } from "./html.js";
@@ -19,7 +19,7 @@ const STAGES: readonly (readonly [keyof StageTimings, string])[] = [
 
 const COUNTERS: readonly (readonly [keyof EngineCounters, string])[] = [
   ["tokensEvaluated", "tokens evaluated"],
-  ["tokensReused", "tokens reused (shared prefix)"],
+  ["tokensReused", "tokens reused (shared prefix or reused KV)"],
   ["decodeSteps", "decode steps"],
   ["promptTokens", "prompt tokens"],
   ["draftTokensProposed", "draft tokens proposed"],
@@ -47,12 +47,29 @@ function countersTable(whole: EngineCounters | undefined, occlusion: EngineCount
   return table(["counter", "whole request", "occlusion stage"], rows, "numeric");
 }
 
+const STRATEGY_LABELS: Partial<Record<EngineStrategy, string>> = {
+  [EngineStrategy.ENGINE_STRATEGY_NAIVE]: "naive (exact)",
+  [EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED]: "prefix-shared (exact)",
+  [EngineStrategy.ENGINE_STRATEGY_SPECULATIVE]: "speculative (exact)",
+  [EngineStrategy.ENGINE_STRATEGY_KV_REUSE]: "kv-reuse (APPROXIMATE: reused KV after each occluded set, shifted)",
+  [EngineStrategy.ENGINE_STRATEGY_KV_MASK]: "kv-mask (APPROXIMATE: reused KV after each occluded set, positions kept)",
+};
+
+/** The occlusion strategy line; approximate answers are flagged so nobody mistakes them for exact ones. */
+export function strategyLabel(c: EngineCounters | undefined): string | undefined {
+  if (!c || c.strategy === EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED) return undefined;
+  return STRATEGY_LABELS[c.strategy] ?? `strategy ${c.strategy}`;
+}
+
 export function renderRunStatsSection(data: ReportData): string {
   const d = data.done;
   if (!d) return section("stats", "Timings and counters", notAvailable("timings and counters (no done event)"));
+  const label = strategyLabel(d.occlusionCounters);
+  const approximate = d.occlusionCounters?.strategy === EngineStrategy.ENGINE_STRATEGY_KV_REUSE || d.occlusionCounters?.strategy === EngineStrategy.ENGINE_STRATEGY_KV_MASK;
+  const strategy = label ? `<p${approximate ? ' class="warning"' : ""}>Occlusion strategy: ${escapeHtml(label)}</p>` : "";
   return section(
     "stats",
     "Timings and counters",
-    ["<h3>Stages</h3>", timingsTable(d.timings), "<h3>Engine</h3>", countersTable(d.counters, d.occlusionCounters)].join("\n"),
+    ["<h3>Stages</h3>", timingsTable(d.timings), "<h3>Engine</h3>", strategy, countersTable(d.counters, d.occlusionCounters)].join("\n"),
   );
 }
