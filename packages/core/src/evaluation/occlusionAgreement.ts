@@ -1,0 +1,82 @@
+// How far an approximate occlusion run's attribution is from the exact run's on the same question: what a
+// user checks before trusting a faster strategy (attr-rag eval occlusion, attr-rag bench occlusion).
+
+export interface AttributionOutcome {
+  /** α per metric per set, sets in re-rank order. */
+  readonly alphas: Readonly<Record<string, readonly number[]>>;
+  /** Indices of the kept sets. */
+  readonly kept: readonly number[];
+}
+
+export interface OcclusionAgreement {
+  /** The same sets kept (order ignored). */
+  readonly selectionIdentical: boolean;
+  /** |kept ∩ kept'| / |kept ∪ kept'| (1 when both keep nothing). */
+  readonly keptJaccard: number;
+  /** Spearman rank correlation of the mean α per set; null with fewer than two sets or a constant side. */
+  readonly spearman: number | null;
+  /** Mean over sets of |α − α'|, per metric both runs scored. */
+  readonly meanAbsDeltaAlpha: Readonly<Record<string, number>>;
+}
+
+/** Ranks (1-based) with ties given their average rank. */
+export function averageRanks(values: readonly number[]): number[] {
+  const order = values.map((v, i) => [v, i] as const).sort((a, b) => a[0] - b[0]);
+  const ranks = new Array<number>(values.length);
+  for (let i = 0; i < order.length; ) {
+    let j = i;
+    while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j++;
+    for (let k = i; k <= j; k++) ranks[order[k]![1]] = (i + j) / 2 + 1;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+/** Spearman's ρ (Pearson correlation of average ranks); null when undefined. */
+export function spearman(a: readonly number[], b: readonly number[]): number | null {
+  if (a.length !== b.length) throw new RangeError(`spearman: ${a.length} vs ${b.length} values`);
+  if (a.length < 2) return null;
+  const ra = averageRanks(a);
+  const rb = averageRanks(b);
+  const mean = (ra.length + 1) / 2;
+  let sab = 0;
+  let saa = 0;
+  let sbb = 0;
+  for (let i = 0; i < ra.length; i++) {
+    const x = ra[i]! - mean;
+    const y = rb[i]! - mean;
+    sab += x * y;
+    saa += x * x;
+    sbb += y * y;
+  }
+  return saa === 0 || sbb === 0 ? null : sab / Math.sqrt(saa * sbb);
+}
+
+function meanAlphaPerSet(o: AttributionOutcome, metrics: readonly string[], n: number): number[] {
+  return Array.from({ length: n }, (_, j) => metrics.reduce((s, m) => s + o.alphas[m]![j]!, 0) / metrics.length);
+}
+
+export function occlusionAgreement(exact: AttributionOutcome, approximate: AttributionOutcome): OcclusionAgreement {
+  const metrics = Object.keys(exact.alphas).filter((m) => approximate.alphas[m] !== undefined);
+  if (metrics.length === 0) throw new RangeError("occlusionAgreement: the two runs share no metric");
+  const n = exact.alphas[metrics[0]!]!.length;
+  for (const m of metrics) {
+    if (exact.alphas[m]!.length !== n || approximate.alphas[m]!.length !== n) {
+      throw new RangeError(`occlusionAgreement: metric ${m} has ${exact.alphas[m]!.length} and ${approximate.alphas[m]!.length} sets, expected ${n}`);
+    }
+  }
+  const a = new Set(exact.kept);
+  const b = new Set(approximate.kept);
+  const inter = [...a].filter((x) => b.has(x)).length;
+  const union = new Set([...a, ...b]).size;
+  const meanAbsDeltaAlpha: Record<string, number> = {};
+  for (const m of metrics) {
+    meanAbsDeltaAlpha[m] = n === 0 ? 0 : exact.alphas[m]!.reduce((s, x, j) => s + Math.abs(x - approximate.alphas[m]![j]!), 0) / n;
+  }
+  return {
+    selectionIdentical: inter === a.size && inter === b.size,
+    keptJaccard: union === 0 ? 1 : inter / union,
+    spearman: spearman(meanAlphaPerSet(exact, metrics, n), meanAlphaPerSet(approximate, metrics, n)),
+    meanAbsDeltaAlpha,
+  };
+}
