@@ -6,3 +6,10 @@ export function positiveInt(name: string, value: string): number {
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new CliError(`${name} must be a positive integer, got "${value}"`);
   return n;
 }
+
+/** Parses an integer option ≥ 0, naming the option in the error. */
+export function nonNegativeInt(name: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new CliError(`${name} must be an integer ≥ 0, got "${value}"`);
+  return n;
+}

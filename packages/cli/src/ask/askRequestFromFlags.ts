@@ -9,7 +9,7 @@ import {
 import { COALITION_METHODS } from "@attr-rag/core";
 import { methodToProto } from "@attr-rag/gateway";
 import { CliError } from "../cliError.js";
-import { positiveInt } from "../parseArgs.js";
+import { nonNegativeInt, positiveInt } from "../parseArgs.js";
 
 export interface AskFlags {
   k?: string;
@@ -92,7 +92,7 @@ export function askRequestFromFlags(question: string, f: AskFlags): AskRequest {
     generation: {
       ...(f.maxTokens !== undefined ? { maxTokens: positiveInt("--max-tokens", f.maxTokens) } : {}),
       strategy: f.strategy !== undefined ? pick(STRATEGIES, "--strategy", f.strategy) : EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED,
-      ...(f.recomputeGap !== undefined ? { recomputeGap: Math.trunc(nonNegative("--recompute-gap", f.recomputeGap)) } : {}),
+      ...(f.recomputeGap !== undefined ? { recomputeGap: nonNegativeInt("--recompute-gap", f.recomputeGap) } : {}),
       ...(f.recomputeTail !== undefined ? { recomputeTail: positiveInt("--recompute-tail", f.recomputeTail) } : {}),
     },
     selection: {

@@ -3,7 +3,8 @@ import { compareSequences } from "../divergence.js";
 import type { EngineContext } from "../EngineContext.js";
 import { EngineArgumentError } from "../errors.js";
 import type { Model } from "../Model.js";
-import { OCCLUSION_STRATEGIES, type OcclusionResult, type OcclusionStrategy } from "../occlude.js";
+import { isApproximate, OCCLUSION_STRATEGIES, type OcclusionResult, type OcclusionStrategy } from "../occlude.js";
+import { measureFidelity, type Fidelity } from "./occlusionFidelity.js";
 import { segmentsLength, type TokenSegments } from "../tokenSegments.js";
 
 export interface OcclusionBenchOptions {
@@ -11,6 +12,11 @@ export interface OcclusionBenchOptions {
   setTokens: number;
   maxTokens: number;
   strategies: readonly OcclusionStrategy[];
+  /**
+   * Approximate strategies run once per value: prompt tokens recomputed before the suffix, on top of the suffix
+   * (default [0]: the suffix only). Entries other than 0 are named like "kv-reuse+16".
+   */
+  recompute?: readonly number[];
   /** Texts to cut context sets from (in order; consecutive windows of `setTokens` tokens). */
   corpus: readonly string[];
   question?: string;
@@ -29,6 +35,11 @@ export interface StrategyReport {
   sequences_total: number;
   /** Where answers first differ from naive's; null when there was nothing to compare with. */
   first_divergences: { seq: number; step: number; naive_margin: number }[] | null;
+  /** Approximate strategies only (absent for exact ones): what ran, and how it compares with exact. */
+  approximate?: true;
+  tail_tokens?: number;
+  /** Null when no exact strategy ran in the same invocation. */
+  fidelity?: Fidelity | null;
 }
 
 export interface OcclusionBenchReport {
@@ -40,7 +51,7 @@ export interface OcclusionBenchReport {
   max_tokens: number;
   single: { wall_ms: number; tokens_evaluated: number };
   strategies: Record<string, StrategyReport>;
-  /** Largest naive margin at any divergence (0 when every answer matched); null unless naive and another strategy ran together. */
+  /** Largest naive margin at any divergence of an EXACT strategy (0 when every answer matched); null unless naive and another exact strategy ran together. */
   max_divergence_margin: number | null;
 }
 
@@ -73,8 +84,18 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   const segments: TokenSegments = model.tokenizeSegments(
     buildPromptSegments({ question, sets: benchSets(model, o.corpus, o.sets, o.setTokens) }, model.chatTemplate()),
   );
+  const recompute = o.recompute ?? [0];
+  if (recompute.length === 0 || recompute.some((x) => !Number.isInteger(x) || x < 0)) {
+    throw new EngineArgumentError(`recompute values must be integers ≥ 0, got [${recompute.join(", ")}]`);
+  }
+  const entries = o.strategies.flatMap((strategy): { name: string; strategy: OcclusionStrategy; tailTokens: number | undefined }[] =>
+    isApproximate(strategy)
+      ? recompute.map((extra) => ({ name: extra === 0 ? strategy : `${strategy}+${extra}`, strategy, tailTokens: segments.suffix.length + extra }))
+      : [{ name: strategy, strategy, tailTokens: undefined }],
+  );
   const perRun = o.sets + 1;
-  const total = perRun * o.strategies.length + 1;
+  const approximateRuns = entries.filter((e) => isApproximate(e.strategy)).length;
+  const total = perRun * entries.length + approximateRuns + 1;
   let done = 0;
   const tick = (label: string) => o.onProgress?.(++done, total, label);
 
@@ -86,29 +107,39 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   const single = { wall_ms: performance.now() - t0, tokens_evaluated: full.length + step.value.tokens.length };
   tick("single");
 
-  const results = new Map<OcclusionStrategy, { result: OcclusionResult; wall: number }>();
-  for (const strategy of o.strategies) {
+  const results = new Map<string, { strategy: OcclusionStrategy; tailTokens?: number; result: OcclusionResult; wall: number }>();
+  for (const { name, strategy, tailTokens } of entries) {
     t0 = performance.now();
     const result = await ctx.occlude({
       segments,
       strategy,
       maxTokens: o.maxTokens,
-      onSequenceDone: () => tick(strategy),
+      ...(tailTokens !== undefined ? { tailTokens } : {}),
+      onSequenceDone: () => tick(name),
     });
     const wall = performance.now() - t0;
-    tick(`${strategy} A_full`);
-    results.set(strategy, { result, wall });
+    tick(`${name} A_full`);
+    results.set(name, { strategy, ...(tailTokens !== undefined ? { tailTokens } : {}), result, wall });
   }
 
   const reference = results.get("naive")?.result;
+  const exactName = ["naive", "prefix-shared", "speculative"].find((n) => results.has(n));
   const seqs = (r: OcclusionResult) => [r.full, ...r.occluded];
   const strategies: Record<string, StrategyReport> = {};
   let maxMargin: number | null = null;
-  for (const [strategy, { result, wall }] of results) {
+  for (const [name, { strategy, tailTokens, result, wall }] of results) {
+    const approximate = isApproximate(strategy);
     const cmp = reference !== undefined && strategy !== "naive" ? compareSequences(seqs(reference), seqs(result)) : undefined;
     const divergences = cmp?.divergences.map((d) => ({ seq: d.seq, step: d.step, naive_margin: d.referenceMargin }));
-    if (divergences !== undefined) maxMargin = Math.max(maxMargin ?? 0, ...divergences.map((d) => d.naive_margin));
-    strategies[strategy] = {
+    // Approximate answers differ by design; only exact strategies speak to the near-tie claim.
+    if (divergences !== undefined && !approximate) maxMargin = Math.max(maxMargin ?? 0, ...divergences.map((d) => d.naive_margin));
+    const fidelity = isApproximate(strategy)
+        ? exactName !== undefined
+          ? await measureFidelity(ctx, segments, { name: exactName, result: results.get(exactName)!.result }, { strategy, tailTokens: tailTokens!, result })
+          : null
+        : undefined;
+    if (approximate) tick(`${name} fidelity`);
+    strategies[name] = {
       wall_ms: wall,
       tokens_evaluated: result.counters.tokensEvaluated,
       tokens_reused: result.counters.tokensReused,
@@ -117,6 +148,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
       sequences_identical: cmp?.identical ?? null,
       sequences_total: perRun,
       first_divergences: divergences ?? null,
+      ...(approximate ? { approximate: true as const, tail_tokens: tailTokens!, fidelity: fidelity ?? null } : {}),
     };
   }
   return {
