@@ -18,6 +18,11 @@ export const RESULTS_DIR = join(REPO_ROOT, "bench/results");
 export const BLOCKS = {
   "occlusion-bench": { files: ["occlusion-bench-f16.json", "occlusion-bench-q8_0.json"], render: occlusionBlock },
   "occlusion-qwen2-0.5b": { files: ["occlusion-qwen2-0.5b-q8_0.json"], render: occlusionBlock },
+  "occlusion-stories260K": { files: ["occlusion-stories260K.json"], render: occlusionBlock },
+  "occlusion-fidelity": {
+    files: ["occlusion-stories260K.json", "occlusion-bench-f16.json", "occlusion-bench-q8_0.json", "occlusion-qwen2-0.5b-q8_0.json"],
+    render: fidelityBlock,
+  },
   retrieval: {
     // Per public set: the run with the current default fusion, then the run before it (RRF, BM25 weight 4).
     files: ["retrieval-chemlitqa-train.json", "retrieval-chemlitqa-train-rrf4.json", "retrieval-chemex-like-train.json", "retrieval-chemex-like-train-rrf4.json"],
@@ -83,7 +88,7 @@ function occlusionBlock(results) {
       const ratio = (x, of) => (naive ? ` (${fixed(x / of, 2)})` : "");
       const identical = s.sequences_identical === null ? (name === "naive" ? "reference" : "not compared") : `${s.sequences_identical}/${s.sequences_total}`;
       rows.push(
-        `| ${model} | ${name} | ${fixed(s.wall_ms / 1000, 1)} | ${naive ? `${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
+        `| ${model} | ${s.approximate ? `${name} (APPROXIMATE)` : name} | ${fixed(s.wall_ms / 1000, 1)} | ${naive ? `${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
           `${thousands(s.tokens_evaluated)}${ratio(s.tokens_evaluated, naive?.tokens_evaluated)} | ${thousands(s.tokens_reused)} | ${thousands(s.draft_accepted)} | ` +
           `${thousands(s.decode_steps)}${ratio(s.decode_steps, naive?.decode_steps)} | ${identical} |`,
       );
@@ -103,9 +108,40 @@ function occlusionBlock(results) {
 /** What the comparison with naive found, without quoting a margin when nothing diverged. */
 function agreement(data) {
   if (data.max_divergence_margin === null) return "answers not compared with naive.";
-  const compared = Object.entries(data.strategies).filter(([name]) => name !== "naive");
-  if (compared.every(([, s]) => s.first_divergences.length === 0)) return "every answer token-identical to naive's.";
-  return `largest naive margin where an answer first differs from naive's: ${fixed(data.max_divergence_margin, 3)} (a near-tie when ≤ 0.1).`;
+  const compared = Object.entries(data.strategies).filter(([name, s]) => name !== "naive" && !s.approximate);
+  if (compared.every(([, s]) => s.first_divergences.length === 0)) return "every exact strategy's answers token-identical to naive's.";
+  return `largest naive margin where an exact strategy's answer first differs from naive's: ${fixed(data.max_divergence_margin, 3)} (a near-tie when ≤ 0.1).`;
+}
+
+/**
+ * The approximate strategies against exact, per model (tiny or synthetic models: the figures measure the
+ * mechanics, not what a 7B model would do): answers, next-token distributions, α and the selection.
+ */
+function fidelityBlock(results) {
+  const rows = [];
+  for (const { data } of results) {
+    const model = basename(data.model);
+    const naive = data.strategies.naive;
+    for (const [name, s] of Object.entries(data.strategies)) {
+      if (!s.approximate) continue;
+      const f = s.fidelity;
+      if (!f) throw new Error(`${model}: ${name} has no fidelity (no exact strategy ran)`);
+      const dAlpha = Object.values(f.mean_abs_delta_alpha);
+      const meanDelta = dAlpha.reduce((a, b) => a + b, 0) / dAlpha.length;
+      rows.push(
+        `| ${model} | ${name} | ${s.tail_tokens} | ${naive ? `${fixed(s.tokens_evaluated / naive.tokens_evaluated, 2)} / ${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
+          `${fixed(100 * f.occluded_identical, 0)} % | ${fixed(f.mean_first_divergence, 1)} | ${f.mean_kl.toExponential(2)} | ${fixed(100 * f.top1_agreement, 1)} % | ` +
+          `${fixed(meanDelta, 3)} (max ${fixed(Math.max(...dAlpha), 3)}) | ${f.selection_identical ? "yes" : `no (Jaccard ${fixed(f.kept_jaccard, 2)})`} | ${fixed(f.alpha_spearman, 2)} |`,
+      );
+    }
+  }
+  return [
+    "| model | strategy | tail tokens recomputed | tokens ÷ naive / speed-up | occluded answers identical | mean first divergence (step) | mean KL | top-1 agreement | mean \\|Δα\\| (5 text metrics) | same selection | α Spearman |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+    provenance(results),
+  ].join("\n");
 }
 
 /** Runs made before eval retrieval reported its fusion used the default of the time: RRF, k 60, BM25 weight 4. */

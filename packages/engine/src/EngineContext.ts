@@ -7,6 +7,7 @@ import { generateTokens, type GenerateOptions, type GeneratedPiece, type Generat
 import type { Model } from "./Model.js";
 import type { NativeContext, NativeContextInfo, NativeContextOptions } from "./native/addonTypes.js";
 import { nativeAddon } from "./native/loadAddon.js";
+import { screenOcclusion, type ScreenOptions, type ScreenResult } from "./screen.js";
 import { runForced, type ForcedOptions, type ForcedResult } from "./forced.js";
 import { isTokenSegments, occlusionRequest, runOcclusion, type OcclusionOptions, type OcclusionResult } from "./occlude.js";
 import { scoreContinuations, type ScoreOptions, type ScoreResult } from "./score.js";
@@ -96,6 +97,15 @@ export class EngineContext implements AsyncDisposable {
   async forced(options: ForcedOptions): Promise<ForcedResult> {
     this.#requireKind("generate", "forced");
     return await this.#run("forced pass", options.signal, (native) => runForced(this, native, options));
+  }
+
+  /**
+   * APPROXIMATE hierarchical occlusion: screens every set with one teacher-forced pass over approximate caches
+   * and regenerates only the sets whose absence lowers log P(A_full) most (see screen.ts).
+   */
+  async screen(options: ScreenOptions): Promise<ScreenResult> {
+    this.#requireKind("generate", "screen");
+    return await screenOcclusion(this, options);
   }
 
   /** Greedy generation as an async iterator of tokens; its return value is the whole result. */

@@ -20,6 +20,7 @@ import { CliError } from "../cliError.js";
 import { formatTune, fusionGrid, TUNE_RECALL_K, tuneFusion, tuneJson, type TuneResult } from "../eval/tuneFusion.js";
 import { registerEvalAttributionCommand } from "./evalAttribution.js";
 import { registerEvalAnswersCommand } from "./evalAnswers.js";
+import { registerEvalOcclusionCommand } from "./evalOcclusion.js";
 import { progressBar } from "../progressBar.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
@@ -289,6 +290,7 @@ export function registerEvalCommand(program: Command): void {
   const evalCmd = program.command("eval").summary("evaluate the pipeline on a benchmark (see: eval retrieval, eval attribution)");
   registerEvalAttributionCommand(evalCmd);
   registerEvalAnswersCommand(evalCmd);
+  registerEvalOcclusionCommand(evalCmd);
   evalCmd
     .command("retrieval")
     .summary("doc-level Recall@k, MRR and nDCG@10 of dense, BM25 and hybrid search on a benchmark")

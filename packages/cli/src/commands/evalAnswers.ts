@@ -119,7 +119,7 @@ async function openJudge(o: EvalAnswersOptions, config: GatewayConfig | undefine
   return localJudge(o.judge, { contextSize, gpuLayers, ...(threads !== undefined ? { threads } : {}) });
 }
 
-async function ingestBenchmark(storeDir: string, embedderSpec: string, corpusPath: string): Promise<void> {
+export async function ingestBenchmark(storeDir: string, embedderSpec: string, corpusPath: string): Promise<void> {
   const embedder = await startEmbedder(embedderSpec);
   try {
     const store = await ChunkStore.open(storeDir, { create: true, embedder: { id: embedder.id, dimensions: embedder.dimensions }, embed: (t) => embedder.embed(t) }).catch((err: unknown) => {
