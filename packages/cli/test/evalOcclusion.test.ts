@@ -39,10 +39,10 @@ afterAll(() => {
 
 describe("eval occlusion", () => {
   it("eval occlusion - covering windows make kv-reuse agree fully; by default it does less work and every figure is in range", async () => {
-    const covered = await runCli(["eval", "occlusion", "--questions", questions, "--corpus", DEMO_CORPUS, "--store", store, ...ASK, "--strategies", "prefix-shared,kv-reuse", "--recompute-tail", "100000", "--json"]);
+    const covered = await runCli(["eval", "occlusion", "--questions", questions, "--corpus", DEMO_CORPUS, "--store", store, ...ASK, "--strategies", "speculative,kv-reuse", "--recompute-tail", "100000", "--json"]);
     expect(covered.code, covered.stderr).toBe(0);
     const c = JSON.parse(covered.stdout) as { reference: string; strategies: Summary[]; questions: unknown[]; failures: unknown[] };
-    expect(c.reference).toBe("prefix-shared");
+    expect(c.reference).toBe("speculative");
     expect(c.failures).toEqual([]);
     const [exactReuse] = c.strategies;
     expect(exactReuse!.questions).toBe(3);

@@ -427,7 +427,7 @@ describe("renderReport", () => {
     expect(part).toContain("<td>retrieve</td><td>12.3 ms</td>");
     expect(part).toContain("<td>total</td><td>4377.8 ms</td>");
     expect(part).toContain("<td>tokens evaluated</td><td>4321</td><td>2100</td>");
-    expect(part).toContain("<td>tokens reused (shared prefix)</td><td>6543</td><td>6000</td>");
+    expect(part).toContain("<td>tokens reused (shared prefix or reused KV)</td><td>6543</td><td>6000</td>");
     expect(part).toContain("<td>decode steps</td><td>777</td><td>400</td>");
   });
 

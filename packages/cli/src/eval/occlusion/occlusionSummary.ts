@@ -31,7 +31,10 @@ export interface StrategySummary {
 
 export function compareWithExact(questionId: string, strategy: string, exact: OcclusionOutcome, approx: OcclusionOutcome): QuestionComparison {
   if (exact.setIds.join("\u0000") !== approx.setIds.join("\u0000")) {
-    throw new Error(`question ${questionId}: ${strategy} attributed other sets than the exact run (retrieval or re-ranking is not deterministic here)`);
+    throw new Error(
+      `question ${questionId}: ${strategy} attributed ${approx.setIds.length} sets, the exact run ${exact.setIds.length}, not the same ones: ` +
+        "sets were dropped to fit one sequence's KV cells (the strategies reserve different room; raise --context-size or lower --sequences), or retrieval is not deterministic here",
+    );
   }
   return {
     question_id: questionId,
