@@ -1,15 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { averageRanks, occlusionAgreement, spearman } from "../src/evaluation/occlusionAgreement.js";
+import { occlusionAgreement } from "../src/evaluation/occlusionAgreement.js";
 
 describe("occlusion agreement", () => {
-  it("occlusionAgreement - spearman matches scipy.stats.spearmanr, ties included", () => {
-    // Values printed by scipy 1.x: spearmanr([1,2,3,4,5],[5,6,7,8,7]) and a case with ties on both sides.
-    expect(spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7])).toBeCloseTo(0.8207826816681233, 12);
-    expect(spearman([0.1, 0.5, 0.5, 0.2, 0.9, 0.0], [0.3, 0.2, 0.6, 0.6, 1.0, 0.1])).toBeCloseTo(0.7205882352941176, 12);
-    expect(averageRanks([3, 1, 3, 2])).toEqual([3.5, 1, 3.5, 2]);
-    expect(spearman([1], [2])).toBeNull();
-    expect(spearman([1, 1, 1], [1, 2, 3])).toBeNull();
-    expect(() => spearman([1, 2], [1])).toThrow(RangeError);
+  it("occlusionAgreement - α rank correlation is Spearman's ρ of mean α (scipy.stats.spearmanr values), null when undefined", () => {
+    // spearmanr([1,2,3,4,5],[5,6,7,8,7]) = 0.8207826816681233 (scipy 1.x)
+    const a = occlusionAgreement({ alphas: { bleu: [1, 2, 3, 4, 5] }, kept: [4] }, { alphas: { bleu: [5, 6, 7, 8, 7] }, kept: [3] });
+    expect(a.spearman).toBeCloseTo(0.8207826816681233, 12);
+    const constant = occlusionAgreement({ alphas: { bleu: [1, 2] }, kept: [] }, { alphas: { bleu: [3, 3] }, kept: [] });
+    expect(constant.spearman).toBeNull();
+    expect(occlusionAgreement({ alphas: { bleu: [1] }, kept: [0] }, { alphas: { bleu: [1] }, kept: [0] }).spearman).toBeNull();
   });
 
   it("occlusionAgreement - identical runs agree fully; a changed selection and changed α are measured", () => {

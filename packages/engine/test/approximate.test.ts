@@ -4,7 +4,7 @@ import { AbortError, EngineArgumentError, EngineLimitError } from "../src/errors
 import { Model } from "../src/Model.js";
 import { expectNearTiesOnly } from "./helpers/equivalence.js";
 import { exposedGc, settledMemory } from "./helpers/gc.js";
-import { TEST_MODEL, storiesModelWithPeriodEos, tinySynthModel } from "./helpers/models.js";
+import { OCCLUSION_TEST_MODELS, TEST_MODEL } from "./helpers/models.js";
 import { storySegments } from "./helpers/prompts.js";
 
 // More than any prompt here has after its first set: the whole suffix after the gap is recomputed.
@@ -15,11 +15,7 @@ const CASES = [
   { n: 8, seed: 23, maxTokens: 32 },
 ];
 
-const MODELS = {
-  stories260K: async () => TEST_MODEL,
-  "stories260K with EOS at '.'": storiesModelWithPeriodEos,
-  "synthetic qwen2 tiny": () => tinySynthModel("qwen2"),
-} as const;
+const MODELS = OCCLUSION_TEST_MODELS;
 
 for (const which of Object.keys(MODELS) as (keyof typeof MODELS)[]) {
   describe(`approximate occlusion on ${which}`, () => {

@@ -3,7 +3,7 @@ import type { EngineContext } from "../src/EngineContext.js";
 import { Model } from "../src/Model.js";
 import { EXACT_STRATEGIES } from "../src/occlude.js";
 import { expectNearTiesOnly } from "./helpers/equivalence.js";
-import { TEST_MODEL, storiesModelWithPeriodEos, tinySynthModel } from "./helpers/models.js";
+import { OCCLUSION_TEST_MODELS, TEST_MODEL } from "./helpers/models.js";
 import { storySegments } from "./helpers/prompts.js";
 
 
@@ -24,11 +24,7 @@ const CASES: Case[] = [
   { n: 5, seed: 8, maxTokens: 200 },
 ];
 
-const MODELS = {
-  stories260K: async () => TEST_MODEL,
-  "stories260K with EOS at '.'": storiesModelWithPeriodEos,
-  "synthetic qwen2 tiny": () => tinySynthModel("qwen2"),
-} as const;
+const MODELS = OCCLUSION_TEST_MODELS;
 
 for (const which of Object.keys(MODELS) as (keyof typeof MODELS)[]) {
   const real = which !== "synthetic qwen2 tiny";

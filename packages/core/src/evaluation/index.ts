@@ -15,4 +15,4 @@ export {
   type JudgeVerdict,
 } from "./judgeRubric.js";
 export { goldAtCutoffs, goldChunkIds, locateSpan, type ChunkExtent, type GoldAtK } from "./goldChunks.js";
-export { averageRanks, occlusionAgreement, spearman, type AttributionOutcome, type OcclusionAgreement } from "./occlusionAgreement.js";
+export { occlusionAgreement, type AttributionOutcome, type OcclusionAgreement } from "./occlusionAgreement.js";

@@ -1,5 +1,6 @@
 // How far an approximate occlusion run's attribution is from the exact run's on the same question: what a
 // user checks before trusting a faster strategy (attr-rag eval occlusion, attr-rag bench occlusion).
+import { spearman } from "../coalitions/rankCorrelation.js";
 
 export interface AttributionOutcome {
   /** α per metric per set, sets in re-rank order. */
@@ -19,38 +20,7 @@ export interface OcclusionAgreement {
   readonly meanAbsDeltaAlpha: Readonly<Record<string, number>>;
 }
 
-/** Ranks (1-based) with ties given their average rank. */
-export function averageRanks(values: readonly number[]): number[] {
-  const order = values.map((v, i) => [v, i] as const).sort((a, b) => a[0] - b[0]);
-  const ranks = new Array<number>(values.length);
-  for (let i = 0; i < order.length; ) {
-    let j = i;
-    while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j++;
-    for (let k = i; k <= j; k++) ranks[order[k]![1]] = (i + j) / 2 + 1;
-    i = j + 1;
-  }
-  return ranks;
-}
-
-/** Spearman's ρ (Pearson correlation of average ranks); null when undefined. */
-export function spearman(a: readonly number[], b: readonly number[]): number | null {
-  if (a.length !== b.length) throw new RangeError(`spearman: ${a.length} vs ${b.length} values`);
-  if (a.length < 2) return null;
-  const ra = averageRanks(a);
-  const rb = averageRanks(b);
-  const mean = (ra.length + 1) / 2;
-  let sab = 0;
-  let saa = 0;
-  let sbb = 0;
-  for (let i = 0; i < ra.length; i++) {
-    const x = ra[i]! - mean;
-    const y = rb[i]! - mean;
-    sab += x * y;
-    saa += x * x;
-    sbb += y * y;
-  }
-  return saa === 0 || sbb === 0 ? null : sab / Math.sqrt(saa * sbb);
-}
+const nullIfNaN = (x: number) => (Number.isNaN(x) ? null : x);
 
 function meanAlphaPerSet(o: AttributionOutcome, metrics: readonly string[], n: number): number[] {
   return Array.from({ length: n }, (_, j) => metrics.reduce((s, m) => s + o.alphas[m]![j]!, 0) / metrics.length);
@@ -76,7 +46,7 @@ export function occlusionAgreement(exact: AttributionOutcome, approximate: Attri
   return {
     selectionIdentical: inter === a.size && inter === b.size,
     keptJaccard: union === 0 ? 1 : inter / union,
-    spearman: spearman(meanAlphaPerSet(exact, metrics, n), meanAlphaPerSet(approximate, metrics, n)),
+    spearman: nullIfNaN(spearman(meanAlphaPerSet(exact, metrics, n), meanAlphaPerSet(approximate, metrics, n))),
     meanAbsDeltaAlpha,
   };
 }

@@ -50,3 +50,10 @@ export async function storiesModelWithPeriodEos(): Promise<string> {
   await rename(tmp, out);
   return out;
 }
+
+/** The models the occlusion strategies are held to: stories260K, its EOS-at-"." copy, a synthetic qwen2. */
+export const OCCLUSION_TEST_MODELS = {
+  stories260K: async () => TEST_MODEL,
+  "stories260K with EOS at '.'": storiesModelWithPeriodEos,
+  "synthetic qwen2 tiny": () => tinySynthModel("qwen2"),
+} as const;
