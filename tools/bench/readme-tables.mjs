@@ -129,8 +129,8 @@ function fidelityBlock(results) {
       const dAlpha = Object.values(f.mean_abs_delta_alpha);
       const meanDelta = dAlpha.reduce((a, b) => a + b, 0) / dAlpha.length;
       rows.push(
-        `| ${model} | ${name} | ${s.tail_tokens} | ${naive ? `${fixed(s.tokens_evaluated / naive.tokens_evaluated, 2)} / ${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
-          `${fixed(100 * f.occluded_identical, 0)} % | ${fixed(f.mean_first_divergence, 1)} | ${f.mean_kl.toExponential(2)} | ${fixed(100 * f.top1_agreement, 1)} % | ` +
+        `| ${model} | ${name} | ${s.tail_tokens ?? "–"} | ${naive ? `${fixed(s.tokens_evaluated / naive.tokens_evaluated, 2)} / ${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
+          `${fixed(100 * f.occluded_identical, 0)} % | ${fixed(f.mean_first_divergence, 1)} | ${f.mean_kl === null ? "–" : f.mean_kl.toExponential(2)} | ${f.top1_agreement === null ? "–" : `${fixed(100 * f.top1_agreement, 1)} %`} | ` +
           `${fixed(meanDelta, 3)} (max ${fixed(Math.max(...dAlpha), 3)}) | ${f.selection_identical ? "yes" : `no (Jaccard ${fixed(f.kept_jaccard, 2)})`} | ${fixed(f.alpha_spearman, 2)} |`,
       );
     }

@@ -22,7 +22,7 @@ describe("attr-rag bench occlusion", () => {
     expect(report.n_sets).toBe(3);
     expect(report.max_tokens).toBe(16);
     expect(report.prompt_tokens).toBeGreaterThan(3 * 30);
-    expect(Object.keys(report.strategies)).toEqual(["naive", "prefix-shared", "speculative"]);
+    expect(Object.keys(report.strategies)).toEqual(["naive", "prefix-shared", "speculative", "kv-reuse", "kv-mask"]);
     // naive is the reference, not a strategy compared with itself.
     expect(report.strategies.naive).toMatchObject({ sequences_identical: null, first_divergences: null, sequences_total: 4 });
     for (const name of ["prefix-shared", "speculative"]) {
@@ -33,15 +33,53 @@ describe("attr-rag bench occlusion", () => {
       expect(s.tokens_evaluated).toBeLessThan(report.strategies.naive.tokens_evaluated);
       for (const d of s.first_divergences) expect(d.naive_margin).toBeLessThanOrEqual(0.1);
     }
+    // The approximate strategies: labelled, less work than exact sharing, and measured against naive.
+    for (const name of ["kv-reuse", "kv-mask"]) {
+      const s = report.strategies[name];
+      expect(s).toMatchObject({ approximate: true, sequences_total: 4 });
+      expect(s.tail_tokens).toBeGreaterThan(0);
+      expect(s.tokens_evaluated).toBeLessThan(report.strategies["prefix-shared"].tokens_evaluated);
+      const f = s.fidelity;
+      expect(f.reference).toBe("naive");
+      expect(Object.keys(f.mean_abs_delta_alpha)).toEqual(["jaccard", "rouge1", "rouge2", "rougeL", "rougeLsum"]);
+      for (const x of [f.occluded_identical, f.top1_agreement, f.kept_jaccard]) expect(x >= 0 && x <= 1).toBe(true);
+      expect(f.mean_kl).toBeGreaterThanOrEqual(0);
+    }
+    expect(report.strategies["prefix-shared"].approximate).toBeUndefined();
     expect(report.max_divergence_margin).toBeGreaterThanOrEqual(0);
     expect(report.max_divergence_margin).toBeLessThanOrEqual(0.1);
     expect(report.single.tokens_evaluated).toBeGreaterThan(report.prompt_tokens);
-    expect(r.stderr).toMatch(/bench occlusion: \d+\/13/);
+    expect(r.stderr).toMatch(/bench occlusion: \d+\/23/);
     expect(report.run.command).toBe(`attr-rag bench occlusion --model ${STORIES} --sets 3 --set-tokens 40 --max-tokens 16 --json`);
     expect(report.run.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(typeof report.run.dirty).toBe("boolean");
     expect(report.run.machine.cores).toBeGreaterThan(0);
     expect(report.run.machine.devices.some((d: string) => d.startsWith("cpu:"))).toBe(true);
+  });
+
+  it("cli bench - an approximate strategy whose recompute window covers the prompt measures as exact", () => {
+    const r = run(["bench", "occlusion", "--model", STORIES, "--sets", "3", "--set-tokens", "40", "--max-tokens", "16", "--strategies", "naive,kv-reuse", "--recompute", "100000", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(Object.keys(report.strategies)).toEqual(["naive", "kv-reuse+100000"]);
+    const f = report.strategies["kv-reuse+100000"].fidelity;
+    expect(f.top1_agreement).toBe(1);
+    expect(f.mean_kl).toBeLessThan(1e-4);
+    expect(f.occluded_identical).toBe(1);
+    expect(f.selection_identical).toBe(true);
+    for (const v of Object.values(f.mean_abs_delta_alpha) as number[]) expect(v).toBe(0);
+    // screen: the regenerated sets plus the screened ones are all the sets; no KL for answers it never decodes.
+    const screen = run(["bench", "occlusion", "--model", STORIES, "--sets", "4", "--set-tokens", "30", "--max-tokens", "12", "--strategies", "naive,screen", "--json"]);
+    expect(screen.code, screen.stderr).toBe(0);
+    const sr = JSON.parse(screen.stdout).strategies.screen;
+    expect(sr).toMatchObject({ approximate: true, regenerated: 2, screened: 2, sequences_total: 5 });
+    expect(sr.fidelity).toMatchObject({ reference: "naive", mean_kl: null, top1_agreement: null });
+    const bad = run(["bench", "occlusion", "--model", STORIES, "--recompute", "4,x"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--recompute must be an integer ≥ 0/);
+    const layout = run(["bench", "occlusion", "--model", STORIES, "--kv", "unified", "--strategies", "naive,kv-reuse"]);
+    expect(layout.code).toBe(2);
+    expect(layout.stderr).toMatch(/--kv unified cannot run kv-reuse/);
   });
 
   it("cli bench - without naive nothing is compared: the agreement fields are null, not a perfect score", () => {

@@ -85,4 +85,4 @@ export type { NativeDevice } from "./native/addonTypes.js";
 export { readBenchCorpus } from "./bench/benchCorpus.js";
 export { describeRun, type BenchRun } from "./bench/runRecord.js";
 export { runAttributionBench, type AttributionBenchOptions, type AttributionBenchReport } from "./bench/attributionBench.js";
-export { benchSets, runOcclusionBench, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";
+export { BENCH_STRATEGIES, benchSets, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { describeRun, OCCLUSION_STRATEGIES, readBenchCorpus, runOcclusionBench, type OcclusionStrategy } from "@attr-rag/engine";
+import { BENCH_STRATEGIES, describeRun, OCCLUSION_STRATEGIES, readBenchCorpus, runOcclusionBench, type BenchStrategy } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
 import { progressBar } from "../progressBar.js";
@@ -49,14 +49,15 @@ export function registerBenchCommand(program: Command): void {
         "kv-mask) run once per --recompute value and get a fidelity entry against the first exact strategy that ran:",
         "occluded answers token-identical, mean first divergence step, mean KL and top-1 agreement of next-token",
         "distributions along the exact answers (teacher-forced), mean |Δα| per text metric, and whether the",
-        "selection is the same. Progress goes to stderr.",
+        "selection is the same. `screen` (opt-in) screens every set with one teacher-forced kv-reuse pass and",
+        "regenerates the top half by drop exactly; the rest keep A_full. Progress goes to stderr.",
       ].join("\n"),
     )
     .requiredOption("--model <path|name>", "GGUF model to run: a path or a model-cache name")
     .option("--sets <n>", "number of context sets", "10")
     .option("--set-tokens <n>", "tokens per context set", "150")
     .option("--max-tokens <n>", "new tokens per answer", "128")
-    .option("--strategies <list>", "comma-separated strategies; answers are compared only when naive is among them", OCCLUSION_STRATEGIES.join(","))
+    .option("--strategies <list>", `comma-separated, from ${BENCH_STRATEGIES.join(", ")}; answers are compared only when naive is among them`, OCCLUSION_STRATEGIES.join(","))
     .option("--recompute <list>", "approximate strategies: prompt tokens recomputed before the suffix, one run per value", "0")
     .option("--corpus <file>", "corpus.jsonl or a text file to cut sets from (default: the demo corpus)")
     .option("--context-size <n>", "KV cache cells (default: what the workload needs)")
@@ -72,10 +73,10 @@ export function registerBenchCommand(program: Command): void {
       const sets = positiveInt("--sets", o.sets);
       const setTokens = positiveInt("--set-tokens", o.setTokens);
       const maxTokens = positiveInt("--max-tokens", o.maxTokens);
-      const strategies = o.strategies.split(",").map((s) => s.trim()).filter(Boolean) as OcclusionStrategy[];
-      const unknown = strategies.filter((s) => !OCCLUSION_STRATEGIES.includes(s));
+      const strategies = o.strategies.split(",").map((s) => s.trim()).filter(Boolean) as BenchStrategy[];
+      const unknown = strategies.filter((s) => !BENCH_STRATEGIES.includes(s));
       if (unknown.length > 0 || strategies.length === 0) {
-        throw new CliError(`--strategies: unknown ${unknown.join(", ") || "(empty)"}; use ${OCCLUSION_STRATEGIES.join(",")}`);
+        throw new CliError(`--strategies: unknown ${unknown.join(", ") || "(empty)"}; use ${BENCH_STRATEGIES.join(",")}`);
       }
       const recompute = o.recompute.split(",").map((x) => nonNegativeInt("--recompute", x.trim()));
       if (o.kv === "unified" && strategies.includes("kv-reuse")) {
@@ -130,6 +131,7 @@ export function registerBenchCommand(program: Command): void {
         for (const [name, s] of Object.entries(report.strategies)) {
           const f = s.fidelity;
           if (!s.approximate) continue;
+          const screened = s.screened !== undefined ? `, ${s.regenerated} sets regenerated, ${s.screened} screened out` : "";
           if (!f) {
             console.log(`${name} (APPROXIMATE): no exact strategy ran, fidelity not measured`);
             continue;
@@ -137,8 +139,8 @@ export function registerBenchCommand(program: Command): void {
           const dAlpha = Object.entries(f.mean_abs_delta_alpha).map(([m, v]) => `${m} ${v.toFixed(3)}`).join(", ");
           console.log(
             `${name} (APPROXIMATE, vs ${f.reference}): ${(100 * f.occluded_identical).toFixed(0)} % occluded answers identical, ` +
-              `first divergence at step ${f.mean_first_divergence === null ? "–" : f.mean_first_divergence.toFixed(1)}, KL ${f.mean_kl.toFixed(4)}, ` +
-              `top-1 ${(100 * f.top1_agreement).toFixed(1)} %, |Δα| ${dAlpha}, selection ${f.selection_identical ? "identical" : `differs (Jaccard ${f.kept_jaccard.toFixed(2)})`}`,
+              `first divergence at step ${f.mean_first_divergence === null ? "–" : f.mean_first_divergence.toFixed(1)}, KL ${f.mean_kl === null ? "–" : f.mean_kl.toFixed(4)}, ` +
+              `top-1 ${f.top1_agreement === null ? "–" : `${(100 * f.top1_agreement).toFixed(1)} %`}, |Δα| ${dAlpha}, selection ${f.selection_identical ? "identical" : `differs (Jaccard ${f.kept_jaccard.toFixed(2)})`}${screened}`,
           );
         }
         const diverged = Object.values(report.strategies).some((s) => !s.approximate && (s.first_divergences ?? []).length > 0);

@@ -3,7 +3,8 @@ import { compareSequences } from "../divergence.js";
 import type { EngineContext } from "../EngineContext.js";
 import { EngineArgumentError } from "../errors.js";
 import type { Model } from "../Model.js";
-import { isApproximate, OCCLUSION_STRATEGIES, type OcclusionResult, type OcclusionStrategy } from "../occlude.js";
+import { isApproximate, OCCLUSION_STRATEGIES, type ApproximateStrategy, type OcclusionResult } from "../occlude.js";
+import type { ScreenResult } from "../screen.js";
 import { measureFidelity, type Fidelity } from "./occlusionFidelity.js";
 import { segmentsLength, type TokenSegments } from "../tokenSegments.js";
 
@@ -11,7 +12,8 @@ export interface OcclusionBenchOptions {
   sets: number;
   setTokens: number;
   maxTokens: number;
-  strategies: readonly OcclusionStrategy[];
+  /** Engine strategies, and "screen" (APPROXIMATE hierarchical occlusion, ctx.screen with its defaults). */
+  strategies: readonly BenchStrategy[];
   /**
    * Approximate strategies run once per value: prompt tokens recomputed before the suffix, on top of the suffix
    * (default [0]: the suffix only). Entries other than 0 are named like "kv-reuse+16".
@@ -23,6 +25,9 @@ export interface OcclusionBenchOptions {
   /** (done, total, label) after each finished answer. */
   onProgress?: (done: number, total: number, label: string) => void;
 }
+
+export const BENCH_STRATEGIES = [...OCCLUSION_STRATEGIES, "screen"] as const;
+export type BenchStrategy = (typeof BENCH_STRATEGIES)[number];
 
 export interface StrategyReport {
   wall_ms: number;
@@ -38,6 +43,9 @@ export interface StrategyReport {
   /** Approximate strategies only (absent for exact ones): what ran, and how it compares with exact. */
   approximate?: true;
   tail_tokens?: number;
+  /** screen only: sets regenerated (exactly) and screened out (answer = A_full). */
+  regenerated?: number;
+  screened?: number;
   /** Null when no exact strategy ran in the same invocation. */
   fidelity?: Fidelity | null;
 }
@@ -77,7 +85,7 @@ export function benchSets(model: Model, corpus: readonly string[], sets: number,
 export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOptions): Promise<OcclusionBenchReport> {
   if (o.strategies.length === 0) throw new EngineArgumentError("give at least one strategy");
   for (const s of o.strategies) {
-    if (!OCCLUSION_STRATEGIES.includes(s)) throw new EngineArgumentError(`unknown strategy "${s}"; use ${OCCLUSION_STRATEGIES.join(", ")}`);
+    if (!BENCH_STRATEGIES.includes(s)) throw new EngineArgumentError(`unknown strategy "${s}"; use ${BENCH_STRATEGIES.join(", ")}`);
   }
   const model = ctx.model;
   const question = o.question ?? "Explain all the steps of the experiments described above, in order.";
@@ -88,13 +96,13 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   if (recompute.length === 0 || recompute.some((x) => !Number.isInteger(x) || x < 0)) {
     throw new EngineArgumentError(`recompute values must be integers ≥ 0, got [${recompute.join(", ")}]`);
   }
-  const entries = o.strategies.flatMap((strategy): { name: string; strategy: OcclusionStrategy; tailTokens: number | undefined }[] =>
-    isApproximate(strategy)
+  const entries = o.strategies.flatMap((strategy): { name: string; strategy: BenchStrategy; tailTokens: number | undefined }[] =>
+    strategy !== "screen" && isApproximate(strategy)
       ? recompute.map((extra) => ({ name: extra === 0 ? strategy : `${strategy}+${extra}`, strategy, tailTokens: segments.suffix.length + extra }))
       : [{ name: strategy, strategy, tailTokens: undefined }],
   );
   const perRun = o.sets + 1;
-  const approximateRuns = entries.filter((e) => isApproximate(e.strategy)).length;
+  const approximateRuns = entries.filter((e) => e.strategy === "screen" || isApproximate(e.strategy)).length;
   const total = perRun * entries.length + approximateRuns + 1;
   let done = 0;
   const tick = (label: string) => o.onProgress?.(++done, total, label);
@@ -107,9 +115,16 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   const single = { wall_ms: performance.now() - t0, tokens_evaluated: full.length + step.value.tokens.length };
   tick("single");
 
-  const results = new Map<string, { strategy: OcclusionStrategy; tailTokens?: number; result: OcclusionResult; wall: number }>();
+  const results = new Map<string, { strategy: BenchStrategy; tailTokens?: number; result: OcclusionResult; wall: number; screen?: ScreenResult }>();
   for (const { name, strategy, tailTokens } of entries) {
     t0 = performance.now();
+    if (strategy === "screen") {
+      const screen = await ctx.screen({ segments, maxTokens: o.maxTokens });
+      const wall = performance.now() - t0;
+      for (let i = 0; i < perRun; i++) tick(name);
+      results.set(name, { strategy, result: screen, wall, screen });
+      continue;
+    }
     const result = await ctx.occlude({
       segments,
       strategy,
@@ -127,15 +142,15 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   const seqs = (r: OcclusionResult) => [r.full, ...r.occluded];
   const strategies: Record<string, StrategyReport> = {};
   let maxMargin: number | null = null;
-  for (const [name, { strategy, tailTokens, result, wall }] of results) {
-    const approximate = isApproximate(strategy);
+  for (const [name, { strategy, tailTokens, result, wall, screen }] of results) {
+    const approximate = strategy === "screen" || isApproximate(strategy);
     const cmp = reference !== undefined && strategy !== "naive" ? compareSequences(seqs(reference), seqs(result)) : undefined;
     const divergences = cmp?.divergences.map((d) => ({ seq: d.seq, step: d.step, naive_margin: d.referenceMargin }));
     // Approximate answers differ by design; only exact strategies speak to the near-tie claim.
     if (divergences !== undefined && !approximate) maxMargin = Math.max(maxMargin ?? 0, ...divergences.map((d) => d.naive_margin));
-    const fidelity = isApproximate(strategy)
+    const fidelity = approximate
         ? exactName !== undefined
-          ? await measureFidelity(ctx, segments, { name: exactName, result: results.get(exactName)!.result }, { strategy, tailTokens: tailTokens!, result })
+          ? await measureFidelity(ctx, segments, { name: exactName, result: results.get(exactName)!.result }, { strategy: strategy as ApproximateStrategy | "screen", ...(tailTokens !== undefined ? { tailTokens } : {}), result })
           : null
         : undefined;
     if (approximate) tick(`${name} fidelity`);
@@ -148,7 +163,8 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
       sequences_identical: cmp?.identical ?? null,
       sequences_total: perRun,
       first_divergences: divergences ?? null,
-      ...(approximate ? { approximate: true as const, tail_tokens: tailTokens!, fidelity: fidelity ?? null } : {}),
+      ...(approximate ? { approximate: true as const, ...(tailTokens !== undefined ? { tail_tokens: tailTokens } : {}), fidelity: fidelity ?? null } : {}),
+      ...(screen ? { regenerated: screen.regenerated.length, screened: screen.screened.length } : {}),
     };
   }
   return {

@@ -16,9 +16,12 @@ export interface Fidelity {
   occluded_identical: number;
   /** Mean first step where an occluded answer differs (over those that differ); null when none does. */
   mean_first_divergence: number | null;
-  /** Mean KL(exact ‖ approximate) and top-1 agreement of next-token distributions along the exact answers. */
-  mean_kl: number;
-  top1_agreement: number;
+  /**
+   * Mean KL(exact ‖ approximate) and top-1 agreement of next-token distributions along the exact answers; null
+   * for screen, whose regenerated answers are exact and whose screened ones are not decoded at all.
+   */
+  mean_kl: number | null;
+  top1_agreement: number | null;
   /** Mean |Δα| per text metric, α = 1 − sim(A_full, A_-j). */
   mean_abs_delta_alpha: Record<string, number>;
   /** Same kept sets under the paper's selection (text metrics), Jaccard of the kept sets, Spearman of mean α. */
@@ -37,26 +40,29 @@ export async function measureFidelity(
   ctx: EngineContext,
   segments: TokenSegments,
   exact: { name: string; result: OcclusionResult },
-  approx: { strategy: ApproximateStrategy; tailTokens: number; result: OcclusionResult },
+  approx: { strategy: ApproximateStrategy | "screen"; tailTokens?: number; result: OcclusionResult },
 ): Promise<Fidelity> {
   const ref = exact.result;
   const cmp = compareSequences(ref.occluded, approx.result.occluded);
-  const forced = await ctx.forced({
-    segments,
-    strategy: approx.strategy,
-    tailTokens: approx.tailTokens,
-    full: ref.full.tokens,
-    forced: ref.occluded.map((o) => o.tokens),
-    pairExact: true,
-  });
-  const steps = forced.perSet.reduce((s, p) => s + p.steps, 0);
+  const forced =
+    approx.strategy === "screen"
+      ? undefined
+      : await ctx.forced({
+          segments,
+          strategy: approx.strategy,
+          ...(approx.tailTokens !== undefined ? { tailTokens: approx.tailTokens } : {}),
+          full: ref.full.tokens,
+          forced: ref.occluded.map((o) => o.tokens),
+          pairExact: true,
+        });
+  const steps = forced?.perSet.reduce((s, p) => s + p.steps, 0) ?? 0;
   const agreement = occlusionAgreement(outcome(ref), outcome(approx.result));
   return {
     reference: exact.name,
     occluded_identical: cmp.identical / cmp.total,
     mean_first_divergence: cmp.divergences.length === 0 ? null : cmp.divergences.reduce((s, d) => s + d.step, 0) / cmp.divergences.length,
-    mean_kl: steps === 0 ? 0 : forced.perSet.reduce((s, p) => s + p.kl, 0) / steps,
-    top1_agreement: steps === 0 ? 1 : forced.perSet.reduce((s, p) => s + p.top1Agree, 0) / steps,
+    mean_kl: forced === undefined ? null : steps === 0 ? 0 : forced.perSet.reduce((s, p) => s + p.kl, 0) / steps,
+    top1_agreement: forced === undefined ? null : steps === 0 ? 1 : forced.perSet.reduce((s, p) => s + p.top1Agree, 0) / steps,
     mean_abs_delta_alpha: { ...agreement.meanAbsDeltaAlpha },
     selection_identical: agreement.selectionIdentical,
     kept_jaccard: agreement.keptJaccard,
