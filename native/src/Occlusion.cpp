@@ -59,7 +59,7 @@ class Scheduler {
     counters_ = &result.counters;
     llama_memory_clear(mem_, true);
     try {
-      const std::vector<llama_token> full = fullPrompt();
+      const std::vector<llama_token> full = fullPromptOf(req_);
       counters_->promptTokens = static_cast<long long>(full.size());
       for (int32_t j : req_.occlude) counters_->promptTokens += static_cast<long long>(full.size() - req_.blocks[j].size());
       if (req_.strategy == Strategy::Naive) {
@@ -78,10 +78,6 @@ class Scheduler {
   }
 
  private:
-  std::vector<llama_token> fullPrompt() const { return fullPromptOf(req_); }
-  std::vector<llama_token> occludedSuffix(int32_t j) const { return occludedSuffixOf(req_, j); }
-  llama_pos sharedPrefixLength(int32_t j) const { return blockStartOf(req_, j); }
-
   void runNaive(const std::vector<llama_token>& full, OcclusionResult& result) {
     auto t = Clock::now();
     if (req_.hasGivenFull) {
@@ -94,8 +90,8 @@ class Scheduler {
     for (size_t k = 0; k < req_.occlude.size(); k++) {
       llama_memory_clear(mem_, true);
       const int32_t j = req_.occlude[k];
-      std::vector<llama_token> prompt(full.begin(), full.begin() + sharedPrefixLength(j));
-      const auto rest = occludedSuffix(j);
+      std::vector<llama_token> prompt(full.begin(), full.begin() + blockStartOf(req_, j));
+      const auto rest = occludedSuffixOf(req_, j);
       prompt.insert(prompt.end(), rest.begin(), rest.end());
       generateAlone(0, static_cast<int>(k), prompt, result.occluded[k]);
       progress_(1, static_cast<int>(k), 0);
@@ -172,10 +168,10 @@ class Scheduler {
           plans[k - start] = reusePlan(req_, full, j);
           beginReuse(mem_, req_.kvUnified, req_.strategy == Strategy::KvReuse, s.id, plans[k - start]);
         } else {
-          s.nPast = sharedPrefixLength(j);
+          s.nPast = blockStartOf(req_, j);
           sharePrefix(mem_, req_.kvUnified, s.id, s.nPast);
           counters_->tokensReused += s.nPast;
-          s.feed = occludedSuffix(j);
+          s.feed = occludedSuffixOf(req_, j);
         }
         s.canDraft = speculative;
         s.alignAt = speculative ? 0 : -1;
@@ -400,33 +396,6 @@ void sharePrefixFrom(llama_memory_t mem, bool kvUnified, llama_seq_id src, llama
   }
 }
 
-std::vector<llama_token> fullPromptOf(const OcclusionRequest& req) {
-  std::vector<llama_token> p(req.prefix);
-  for (const auto& b : req.blocks) p.insert(p.end(), b.begin(), b.end());
-  p.insert(p.end(), req.suffix.begin(), req.suffix.end());
-  return p;
-}
-
-llama_pos blockStartOf(const OcclusionRequest& req, int32_t j) {
-  llama_pos start = static_cast<llama_pos>(req.prefix.size());
-  for (int32_t i = 0; i < j; i++) start += static_cast<llama_pos>(req.blocks[i].size());
-  return start;
-}
-
-std::vector<llama_token> occludedSuffixOf(const OcclusionRequest& req, int32_t j) {
-  std::vector<llama_token> s;
-  for (size_t i = j + 1; i < req.blocks.size(); i++) s.insert(s.end(), req.blocks[i].begin(), req.blocks[i].end());
-  s.insert(s.end(), req.suffix.begin(), req.suffix.end());
-  return s;
-}
-
-ReusePlan reusePlan(const OcclusionRequest& req, const std::vector<llama_token>& full, int32_t j) {
-  const llama_pos start = blockStartOf(req, j);
-  const int32_t tail = req.tailTokens < 0 ? static_cast<int32_t>(req.suffix.size()) : req.tailTokens;
-  return planReuse(full, start, start + static_cast<llama_pos>(req.blocks[j].size()), req.strategy == Strategy::KvReuse,
-                   req.kvUnified, req.gapTokens, tail);
-}
-
 long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
   long long full = static_cast<long long>(req.prefix.size() + req.suffix.size());
   for (const auto& b : req.blocks) full += static_cast<long long>(b.size());
@@ -437,12 +406,7 @@ long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
   // Per-sequence streams: each holds its whole prompt (the copied prefix included) and its answer.
   if (!req.kvUnified) return full + answer + draft;
   std::vector<long long> suffixes;
-  std::vector<llama_token> prompt;
-  if (isApproximate(req.strategy)) {
-    prompt = req.prefix;
-    for (const auto& b : req.blocks) prompt.insert(prompt.end(), b.begin(), b.end());
-    prompt.insert(prompt.end(), req.suffix.begin(), req.suffix.end());
-  }
+  const std::vector<llama_token> prompt = isApproximate(req.strategy) ? fullPromptOf(req) : std::vector<llama_token>();
   for (int32_t j : req.occlude) {
     if (isApproximate(req.strategy)) {
       suffixes.push_back(reuseCells(reusePlan(req, prompt, j), true, full) + answer + draft);

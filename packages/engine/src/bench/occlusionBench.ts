@@ -3,7 +3,7 @@ import { compareSequences } from "../divergence.js";
 import type { EngineContext } from "../EngineContext.js";
 import { EngineArgumentError } from "../errors.js";
 import type { Model } from "../Model.js";
-import { isApproximate, OCCLUSION_STRATEGIES, type ApproximateStrategy, type OcclusionResult } from "../occlude.js";
+import { EXACT_STRATEGIES, isApproximate, OCCLUSION_STRATEGIES, type ApproximateStrategy, type OcclusionResult } from "../occlude.js";
 import type { ScreenResult } from "../screen.js";
 import { measureFidelity, type Fidelity } from "./occlusionFidelity.js";
 import { segmentsLength, type TokenSegments } from "../tokenSegments.js";
@@ -28,6 +28,8 @@ export interface OcclusionBenchOptions {
 
 export const BENCH_STRATEGIES = [...OCCLUSION_STRATEGIES, "screen"] as const;
 export type BenchStrategy = (typeof BENCH_STRATEGIES)[number];
+
+const approximateEntry = (s: BenchStrategy) => s === "screen" || isApproximate(s);
 
 export interface StrategyReport {
   wall_ms: number;
@@ -102,7 +104,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
       : [{ name: strategy, strategy, tailTokens: undefined }],
   );
   const perRun = o.sets + 1;
-  const approximateRuns = entries.filter((e) => e.strategy === "screen" || isApproximate(e.strategy)).length;
+  const approximateRuns = entries.filter((e) => approximateEntry(e.strategy)).length;
   const total = perRun * entries.length + approximateRuns + 1;
   let done = 0;
   const tick = (label: string) => o.onProgress?.(++done, total, label);
@@ -138,21 +140,19 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   }
 
   const reference = results.get("naive")?.result;
-  const exactName = ["naive", "prefix-shared", "speculative"].find((n) => results.has(n));
+  const exactName = EXACT_STRATEGIES.find((n) => results.has(n));
   const seqs = (r: OcclusionResult) => [r.full, ...r.occluded];
   const strategies: Record<string, StrategyReport> = {};
   let maxMargin: number | null = null;
   for (const [name, { strategy, tailTokens, result, wall, screen }] of results) {
-    const approximate = strategy === "screen" || isApproximate(strategy);
+    const approximate = approximateEntry(strategy);
     const cmp = reference !== undefined && strategy !== "naive" ? compareSequences(seqs(reference), seqs(result)) : undefined;
     const divergences = cmp?.divergences.map((d) => ({ seq: d.seq, step: d.step, naive_margin: d.referenceMargin }));
     // Approximate answers differ by design; only exact strategies speak to the near-tie claim.
     if (divergences !== undefined && !approximate) maxMargin = Math.max(maxMargin ?? 0, ...divergences.map((d) => d.naive_margin));
-    const fidelity = approximate
-        ? exactName !== undefined
-          ? await measureFidelity(ctx, segments, { name: exactName, result: results.get(exactName)!.result }, { strategy: strategy as ApproximateStrategy | "screen", ...(tailTokens !== undefined ? { tailTokens } : {}), result })
-          : null
-        : undefined;
+    const exact = exactName !== undefined ? { name: exactName, result: results.get(exactName)!.result } : undefined;
+    const measured = { strategy: strategy as ApproximateStrategy | "screen", ...(tailTokens !== undefined ? { tailTokens } : {}), result };
+    const fidelity = !approximate ? undefined : exact ? await measureFidelity(ctx, segments, exact, measured) : null;
     if (approximate) tick(`${name} fidelity`);
     strategies[name] = {
       wall_ms: wall,
