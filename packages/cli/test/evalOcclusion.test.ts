@@ -19,6 +19,7 @@ interface Summary {
   tokens_evaluated: number;
   work_ratio: number;
   time_ratio: number;
+  screened_fraction: number;
 }
 
 let dir: string;
@@ -52,14 +53,21 @@ describe("eval occlusion", () => {
     expect(Object.keys(exactReuse!.mean_abs_delta_alpha)).toHaveLength(6);
 
     const report = join(dir, "occlusion.html");
-    const approx = await runCli(["eval", "occlusion", "--questions", questions, "--store", store, ...ASK, "--strategies", "kv-reuse,speculative,kv-mask", "--report", report, "--json"]);
+    const approx = await runCli(["eval", "occlusion", "--questions", questions, "--store", store, ...ASK, "--strategies", "kv-reuse,speculative,kv-mask,screen", "--screen-top-k", "2", "--report", report, "--json"]);
     expect(approx.code, approx.stderr).toBe(0);
-    const a = JSON.parse(approx.stdout) as { reference: string; strategies: Summary[] };
+    const a = JSON.parse(approx.stdout) as { reference: string; strategies: Summary[]; questions: { strategy: string; sets: number; screened_sets: number }[] };
+    // Only screen screens, and with K = 2 it regenerates exactly two sets of each question.
+    const screenRows = a.questions.filter((q) => q.strategy === "screen");
+    expect(screenRows).toHaveLength(3);
+    for (const q of screenRows) expect(q.screened_sets).toBe(Math.max(0, q.sets - 2));
+    expect(screenRows.some((q) => q.screened_sets > 0)).toBe(true);
     expect(a.reference).toBe("speculative");
-    expect(a.strategies.map((s) => s.strategy)).toEqual(["kv-reuse", "kv-mask"]);
+    expect(a.strategies.map((s) => s.strategy)).toEqual(["kv-reuse", "kv-mask", "screen"]);
     for (const s of a.strategies) {
       expect(s.work_ratio).toBeGreaterThan(0);
-      expect(s.work_ratio).toBeLessThan(1);
+      // Screening adds a forced pass to exact regeneration of K sets: cheaper than exact only when K is small.
+      if (s.strategy !== "screen") expect(s.work_ratio).toBeLessThan(1);
+      if (s.strategy !== "screen") expect(s.screened_fraction).toBe(0);
       expect(s.selection_agreement).toBeGreaterThanOrEqual(0);
       expect(s.selection_agreement).toBeLessThanOrEqual(1);
       expect(s.mean_kept_jaccard).toBeGreaterThanOrEqual(s.selection_agreement);
@@ -67,6 +75,7 @@ describe("eval occlusion", () => {
     }
     const html = readFileSync(report, "utf8");
     expect(html).toContain("kv-reuse (APPROXIMATE)");
+    expect(html).toContain("screen (APPROXIMATE)");
     expect(html).toMatch(/<svg[^>]*aria-label="selection agreement against work"/);
     expect(html).not.toMatch(/<script|fetch\(/);
 
@@ -82,8 +91,10 @@ describe("eval occlusion", () => {
       ["naive,speculative,kv-reuse", /exactly one exact strategy/],
       ["speculative", /at least one approximate strategy/],
       ["speculative,kv-warp", /unknown kv-warp/],
+      ["speculative,screen --screen-top-k 1 --screen-threshold 0.1", /--screen-top-k or --screen-threshold, not both/],
     ] as const) {
-      const r = await runCli(["eval", "occlusion", "--questions", questions, "--store", join(dir, "never"), "--model", TEST_MODEL, "--strategies", list]);
+      const [strategies, ...flags] = list.split(" ");
+      const r = await runCli(["eval", "occlusion", "--questions", questions, "--store", join(dir, "never"), "--model", TEST_MODEL, "--strategies", strategies!, ...flags]);
       expect(r.code, list).toBe(2);
       expect(r.stderr).toMatch(message);
     }

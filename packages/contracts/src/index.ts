@@ -27,6 +27,7 @@ export {
   EngineStrategy,
   FinishReason,
   GenerationOptions,
+  ScreenOptions,
   NearTie,
   OccludedAnswer,
   OcclusionOutcome,

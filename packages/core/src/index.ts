@@ -12,6 +12,7 @@ export {
   type SelectionResult,
   type SetDecision,
 } from "./selection/selectChunkSets.js";
+export { markScreened, zeroScreenedAlphas, type ScreenedSet } from "./selection/markScreened.js";
 export { ALPHA_TIE_TOLERANCE, DEFAULT_SELECTION_OPTIONS, type SelectionOptions } from "./selection/selectionOptions.js";
 export { DEFAULT_MAX_GAP, fillGaps, type ChunkRef, type ChunkSpan, type GapFillResult } from "./selection/fillGaps.js";
 export {

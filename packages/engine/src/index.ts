@@ -46,7 +46,7 @@ export { resolveVocabDir } from "./synth/vocab.js";
 export { Model, type ModelInfo, type ModelLoadOptions } from "./Model.js";
 export { EngineContext, type ContextKind, type ContextOptions } from "./EngineContext.js";
 export type { ForcedOptions, ForcedResult } from "./forced.js";
-export { chooseRegenerated, type ScreenOptions, type ScreenResult } from "./screen.js";
+export { chooseRegenerated, screeningStrategy, type ScreenOptions, type ScreenResult } from "./screen.js";
 export type { NativeForcedStats as ForcedStats } from "./native/addonTypes.js";
 export {
   APPROXIMATE_STRATEGIES,

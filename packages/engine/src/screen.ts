@@ -5,7 +5,7 @@
 import type { PromptSegments } from "@attr-rag/core";
 import type { EngineContext } from "./EngineContext.js";
 import { EngineArgumentError } from "./errors.js";
-import { isTokenSegments, type ApproximateStrategy, type OcclusionCounters, type OcclusionResult, type OcclusionStrategy } from "./occlude.js";
+import { isApproximate, isTokenSegments, type ApproximateStrategy, type OcclusionCounters, type OcclusionResult, type OcclusionStrategy } from "./occlude.js";
 import type { GeneratedSequence } from "./sequenceText.js";
 import type { TokenSegments } from "./tokenSegments.js";
 
@@ -21,7 +21,16 @@ export interface ScreenOptions {
   threshold?: number;
   /** … or, without a threshold, the top K by drop (default ⌈n / 2⌉). */
   topK?: number;
+  /** Recompute windows of the approximate caches (the screening pass, and an approximate `regenerate`). */
+  gapTokens?: number;
+  tailTokens?: number;
+  /** Use this A_full instead of generating it. */
+  givenFull?: { tokens: Int32Array; endedWithEog: boolean };
   signal?: AbortSignal;
+  /** Each A_full token as it is generated. */
+  onFullToken?: (token: number) => void;
+  /** A block's answer is final (block index): screened blocks after the screening pass, the others as regenerated. */
+  onSequenceDone?: (block: number) => void;
 }
 
 export interface ScreenResult extends OcclusionResult {
@@ -30,8 +39,9 @@ export interface ScreenResult extends OcclusionResult {
   /** Blocks regenerated, in block order, and blocks screened out (their answer is A_full). */
   regenerated: number[];
   screened: number[];
-  /** Work of the screening pass alone (included in `counters`). */
+  /** Work of the screening pass alone, and of A_full alone (both included in `counters`). */
   screenCounters: OcclusionCounters;
+  fullCounters: OcclusionCounters;
 }
 
 function addCounters(a: OcclusionCounters, b: OcclusionCounters): OcclusionCounters {
@@ -56,26 +66,36 @@ export function chooseRegenerated(drops: readonly number[], o: { threshold?: num
     .sort((a, b) => a - b);
 }
 
+/** The screening cache a context uses: kv-reuse, or kv-mask where cells are shared (a unified KV cache). */
+export function screeningStrategy(kvUnified: boolean): ApproximateStrategy {
+  return kvUnified ? "kv-mask" : "kv-reuse";
+}
+
 export async function screenOcclusion(ctx: EngineContext, o: ScreenOptions): Promise<ScreenResult> {
   if (o.threshold !== undefined && o.topK !== undefined) throw new EngineArgumentError("give threshold or topK, not both");
   const segments = isTokenSegments(o.segments) ? o.segments : ctx.tokenize(o.segments);
   const common = { segments, ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}), ...(o.stop ? { stop: o.stop } : {}), ...(o.signal ? { signal: o.signal } : {}) };
-  const first = await ctx.occlude({ ...common, occlude: [], strategy: "prefix-shared" });
+  const windows = { ...(o.gapTokens !== undefined ? { gapTokens: o.gapTokens } : {}), ...(o.tailTokens !== undefined ? { tailTokens: o.tailTokens } : {}) };
+  const first = await ctx.occlude({ ...common, occlude: [], strategy: "prefix-shared", ...(o.givenFull ? { givenFull: o.givenFull } : {}), ...(o.onFullToken ? { onFullToken: o.onFullToken } : {}) });
   const full = first.full;
   const blocks = segments.blocks.map((_, j) => j);
-  const screenWith = o.screenWith ?? (ctx.info.kvUnified ? "kv-mask" : "kv-reuse");
-  const screen = await ctx.forced({ segments, strategy: screenWith, full: full.tokens, forced: blocks.map(() => full.tokens), ...(o.signal ? { signal: o.signal } : {}) });
+  const screenWith = o.screenWith ?? screeningStrategy(ctx.info.kvUnified);
+  const screen = await ctx.forced({ segments, strategy: screenWith, ...windows, full: full.tokens, forced: blocks.map(() => full.tokens), ...(o.signal ? { signal: o.signal } : {}) });
   const drops = screen.perSet.map((p) => screen.fullLogProb - p.logProb);
   const regenerated = chooseRegenerated(drops, o);
   const screened = blocks.filter((j) => !regenerated.includes(j));
+  for (const j of screened) o.onSequenceDone?.(j);
   let counters = addCounters(first.counters, screen.counters);
   const answers = new Map<number, GeneratedSequence>();
   if (regenerated.length > 0) {
+    const regenerate = o.regenerate ?? "speculative";
     const again = await ctx.occlude({
       ...common,
+      ...(isApproximate(regenerate) ? windows : {}),
       occlude: regenerated,
-      strategy: o.regenerate ?? "speculative",
+      strategy: regenerate,
       givenFull: { tokens: full.tokens, endedWithEog: full.finish === "eog" },
+      ...(o.onSequenceDone ? { onSequenceDone: (k: number) => o.onSequenceDone!(regenerated[k]!) } : {}),
     });
     counters = addCounters(counters, again.counters);
     regenerated.forEach((j, k) => answers.set(j, again.occluded[k]!));
@@ -90,5 +110,6 @@ export async function screenOcclusion(ctx: EngineContext, o: ScreenOptions): Pro
     regenerated,
     screened,
     screenCounters: screen.counters,
+    fullCounters: first.counters,
   };
 }

@@ -1,4 +1,4 @@
-import { AskRequest, Baseline, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { AskRequest, Baseline, EngineStrategy, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
 import { RESERVED_CONTEXT_MARK } from "@attr-rag/core";
 import { basename } from "node:path";
 import { AbortError, ensureSynthModel } from "@attr-rag/engine";
@@ -75,6 +75,45 @@ describe("gateway pipeline (embedded)", () => {
       expect(progress.at(-1)!.finished.map((f) => f.setId)).toEqual(["0", "1", "2", "3"]);
     });
   }
+
+  it("pipeline - screen: the screened sets keep A_full, score α = 0 and are dropped as SCREENED; the counters and warnings say approximate", async () => {
+    const events: AskEvent[] = [];
+    const request = AskRequest.fromPartial({
+      question: QUESTION,
+      retrieval: { k: 6, mode: 0 },
+      generation: { maxTokens: 16, strategy: EngineStrategy.ENGINE_STRATEGY_SCREEN, screen: { topK: 2 } },
+      includeOccludedAnswers: true,
+    });
+    await runAsk(runtime, request, (e) => events.push(e), new AbortController().signal);
+    const done = stage(events, "done");
+    expect(done.occlusionCounters!.strategy).toBe(EngineStrategy.ENGINE_STRATEGY_SCREEN);
+    const finished = events.flatMap((e) => (e.stage?.$case === "occlusionProgress" ? e.stage.value.finished : []));
+    const attribution = stage(events, "attribution");
+    expect(finished).toHaveLength(attribution.rows.length);
+    expect(attribution.rows.length).toBeGreaterThan(2);
+    const screened = finished.filter((f) => f.screened);
+    expect(screened).toHaveLength(attribution.rows.length - 2);
+    const full = events.filter((e) => e.stage?.$case === "initialAnswerDelta").map((e) => (e.stage!.value as AnswerDelta).text).join("");
+    for (const f of finished) expect(f.screenDrop).toBeTypeOf("number");
+    // The two regenerated sets dropped log P(A_full) the most.
+    const regeneratedDrops = finished.filter((f) => !f.screened).map((f) => f.screenDrop!);
+    for (const f of screened) {
+      expect(f.answerText).toBe(full);
+      expect(f.divergedAt).toBeUndefined();
+      expect(Math.min(...regeneratedDrops)).toBeGreaterThanOrEqual(f.screenDrop!);
+      const row = attribution.rows.find((r) => r.setId === f.setId)!;
+      expect(row.scores.every((s) => s.alpha === 0)).toBe(true);
+    }
+    const selection = stage(events, "selection");
+    expect(selection.flags).toContain(SelectionFlag.SELECTION_FLAG_SCREENED);
+    for (const f of screened) {
+      const s = selection.sets.find((x) => x.setId === f.setId)!;
+      if (s.decision === SelectionDecision.SELECTION_DECISION_DROPPED) expect(s.reason).toBe(SelectionReason.SELECTION_REASON_SCREENED);
+      expect(s.reasonText).toMatch(/screened out by the approximate screen strategy/);
+    }
+    expect(done.warnings.some((w) => w.startsWith("approximate:"))).toBe(true);
+    expect(runtime.generator.sequencesInUse()).toBe(0);
+  });
 
   it("pipeline - stored text holding the prompt's reserved marker is stripped, not fatal", async () => {
     const events: AskEvent[] = [];

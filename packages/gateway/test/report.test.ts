@@ -7,6 +7,7 @@ import {
   ChunkSetsAligned,
   CitationKind,
   Done,
+  EngineStrategy,
   FinalAnswer,
   GapFill,
   Retrieved,
@@ -200,19 +201,19 @@ function finalAnswer(): AskEventStage[] {
   ];
 }
 
-function done(warnings: string[] = []): AskEventStage {
+function done(warnings: string[] = [], strategy = EngineStrategy.ENGINE_STRATEGY_SPECULATIVE): AskEventStage {
   return {
     $case: "done",
     value: Done.fromPartial({
       timings: { retrieveMs: 12.34, alignMs: 0.5, rerankMs: 80, initialAnswerMs: 900, occlusionMs: 2400, attributionMs: 30, selectionMs: 1, gapFillMs: 3, finalAnswerMs: 950, totalMs: 4377.84 },
       counters: { promptTokens: 9000, tokensEvaluated: 4321, tokensReused: 6543, decodeSteps: 777, sequences: 6 },
-      occlusionCounters: { tokensEvaluated: 2100, tokensReused: 6000, decodeSteps: 400, sequences: 4 },
+      occlusionCounters: { tokensEvaluated: 2100, tokensReused: 6000, decodeSteps: 400, sequences: 4, strategy },
       warnings,
     }),
   };
 }
 
-function fullRun(options: { fallback?: boolean; warnings?: string[] } = {}): AskEvent[] {
+function fullRun(options: { fallback?: boolean; warnings?: string[]; strategy?: EngineStrategy } = {}): AskEvent[] {
   return stream([
     retrieved(),
     aligned(),
@@ -222,7 +223,7 @@ function fullRun(options: { fallback?: boolean; warnings?: string[] } = {}): Ask
     selection(),
     gapFill(),
     ...finalAnswer(),
-    done(options.warnings),
+    done(options.warnings, options.strategy),
   ]);
 }
 
@@ -387,6 +388,17 @@ describe("renderReport", () => {
     expect(table).toContain("1.420");
     expect(table).toContain("0.012");
     expect(table).not.toContain("0.012345");
+  });
+
+  it("report - the occlusion strategy is named, and an approximate one (kv-reuse, kv-mask, screen) is flagged as a warning", () => {
+    expect(render(fullRun())).toContain('<p>Occlusion strategy: speculative (exact)</p>');
+    for (const [strategy, name] of [
+      [EngineStrategy.ENGINE_STRATEGY_KV_REUSE, "kv-reuse (APPROXIMATE"],
+      [EngineStrategy.ENGINE_STRATEGY_KV_MASK, "kv-mask (APPROXIMATE"],
+      [EngineStrategy.ENGINE_STRATEGY_SCREEN, "screen (APPROXIMATE: sets screened out"],
+    ] as const) {
+      expect(render(fullRun({ strategy }))).toContain(`<p class="warning">Occlusion strategy: ${name}`);
+    }
   });
 
   it("report - a fallback reranker shows the warning", () => {

@@ -30,4 +30,19 @@ describe("resolveGeneration", () => {
     }
     expect(code).toBe(3); // grpc status INVALID_ARGUMENT
   });
+
+  it("resolveGeneration - screen takes top_k or a threshold and regenerates exactly unless told; its options elsewhere are INVALID_ARGUMENT", () => {
+    expect(resolveGeneration({ strategy: EngineStrategy.ENGINE_STRATEGY_SCREEN }, config)).toEqual({ maxTokens: config.maxTokens, strategy: "screen", screen: { regenerate: "speculative" } });
+    expect(resolveGeneration({ strategy: EngineStrategy.ENGINE_STRATEGY_SCREEN, recomputeTail: 9, screen: { topK: 3, regenerate: EngineStrategy.ENGINE_STRATEGY_KV_REUSE } }, config)).toEqual({
+      maxTokens: config.maxTokens,
+      strategy: "screen",
+      recomputeTail: 9,
+      screen: { topK: 3, regenerate: "kv-reuse" },
+    });
+    expect(resolveGeneration({ strategy: EngineStrategy.ENGINE_STRATEGY_SCREEN, screen: { threshold: 0.25, regenerate: 0 } }, config).screen).toEqual({ threshold: 0.25, regenerate: "speculative" });
+    expect(() => resolveGeneration({ strategy: EngineStrategy.ENGINE_STRATEGY_SCREEN, screen: { threshold: 0.25, topK: 2, regenerate: 0 } }, config)).toThrow(/threshold or top_k, not both/);
+    expect(() => resolveGeneration({ strategy: EngineStrategy.ENGINE_STRATEGY_SCREEN, screen: { threshold: Number.NaN, regenerate: 0 } }, config)).toThrow(/finite number/);
+    expect(() => resolveGeneration({ strategy: EngineStrategy.ENGINE_STRATEGY_SCREEN, screen: { regenerate: EngineStrategy.ENGINE_STRATEGY_SCREEN } }, config)).toThrow(/cannot be SCREEN/);
+    expect(() => resolveGeneration({ strategy: EngineStrategy.ENGINE_STRATEGY_KV_REUSE, screen: { topK: 1, regenerate: 0 } }, config)).toThrow(/applies to the SCREEN strategy, not kv-reuse/);
+  });
 });

@@ -1,8 +1,8 @@
 // Steps 6-7 of the pipeline on the occluded answers: α per metric, the elbow selection with its reasons,
 // and the gap fill of the kept sets. One function behind the embedded pipeline and `attr-rag selector`.
 import { status } from "@grpc/grpc-js";
-import { AttributionMethod, type AttributionTable, type SelectionRequest, type SelectionResult } from "@attr-rag/contracts";
-import { attributionScores, selectChunkSets, type AttributionMetric } from "@attr-rag/core";
+import { AttributionMethod, SelectionFlag, type AttributionTable, type SelectionRequest, type SelectionResult } from "@attr-rag/contracts";
+import { attributionScores, markScreened, selectChunkSets, zeroScreenedAlphas, type AttributionMetric, type ScreenedSet } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
 import { answerEmbeddings } from "./answerEmbeddings.js";
 import { fillKeptGaps } from "./gapFill.js";
@@ -43,13 +43,16 @@ export async function selectSets(request: SelectionRequest, deps: SelectorDeps, 
     const embeddings = textMetrics.includes("cosine") ? await answerEmbeddings(embed, request.fullAnswer, occluded, signal) : undefined;
     Object.assign(alphas, attributionScores({ full: request.fullAnswer, occluded, metrics: textMetrics, ...(embeddings ? { embeddings } : {}) }).alphas);
   }
+  // Sets the approximate screen strategy did not regenerate: α = 0 by construction, on every metric.
+  const screened = screenedSets(request, sets.length);
+  if (screened.length > 0) Object.assign(alphas, zeroScreenedAlphas(alphas, screened));
   const attributionMs = performance.now() - t0;
 
   const t1 = performance.now();
   const warnings: string[] = [];
   const minVotes = Math.min(settings.minVotes, metrics.length);
   if (minVotes < settings.minVotes) warnings.push(`min_votes ${settings.minVotes} is more than the ${metrics.length} metrics; used ${minVotes}`);
-  const selected = selectChunkSets(
+  const selected = markScreened(selectChunkSets(
     { sets: sets.map((s) => ({ id: s.setId, tokens: s.tokenCount ?? 0 })), metrics, alphas },
     {
       tau: settings.tau,
@@ -58,8 +61,13 @@ export async function selectSets(request: SelectionRequest, deps: SelectorDeps, 
       ...(settings.maxSets !== undefined ? { maxSets: settings.maxSets } : {}),
       ...(settings.tokenBudget !== undefined ? { tokenBudget: settings.tokenBudget } : {}),
     },
-  );
+  ), screened);
   const selection = selectionToProto(selected, setIds, alphas, settings, minVotes < settings.minVotes);
+  if (screened.length > 0) {
+    selection.flags.push(SelectionFlag.SELECTION_FLAG_SCREENED);
+    selection.summary += `; ${screened.length} of ${sets.length} sets screened out by the approximate screen strategy (not regenerated, α = 0)`;
+    warnings.push(`approximate: ${screened.length} of ${sets.length} sets were screened out and not regenerated; their α is 0 by construction`);
+  }
   if (selected.contextIgnored) warnings.push("every α was below ε: the answer did not depend on the context; kept the top re-ranked set");
   const selectionMs = performance.now() - t1;
 
@@ -89,6 +97,12 @@ export async function selectSets(request: SelectionRequest, deps: SelectorDeps, 
     evaluations: given?.evaluations ?? sets.length,
   };
   return { requestId: request.requestId, attribution, selection, gapFill: filled.gapFill, embedder, attributionMs, selectionMs, gapFillMs, warnings };
+}
+
+function screenedSets(request: SelectionRequest, n: number): ScreenedSet[] {
+  const screened = request.answers.filter((a) => a.screened);
+  for (const a of screened) if (a.setIndex >= n) throw invalid(`selection request: screened answer for set index ${a.setIndex}, but there are ${n} sets`);
+  return screened.map((a) => ({ index: a.setIndex, ...(a.screenDrop !== undefined ? { drop: a.screenDrop } : {}) }));
 }
 
 /** α given by the caller: one row per set, in set order; every column of the table. */

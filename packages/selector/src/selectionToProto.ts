@@ -18,6 +18,7 @@ const REASONS: Record<CoreReason, SelectionReason> = {
   "context-ignored": SelectionReason.SELECTION_REASON_CONTEXT_IGNORED,
   "over-max-sets": SelectionReason.SELECTION_REASON_MAX_SETS,
   "over-token-budget": SelectionReason.SELECTION_REASON_TOKEN_BUDGET,
+  screened: SelectionReason.SELECTION_REASON_SCREENED,
 };
 
 /** The core's selection result as the `selection` event: every set's decision, reason and per-metric vote. */

@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import { AttributionMetric, SelectionDecision, type Chunk, type ChunkSet, type GetChunksRequest, type SelectionRequest } from "@attr-rag/contracts";
+import { AttributionMetric, SelectionDecision, SelectionFlag, SelectionReason, type Chunk, type ChunkSet, type GetChunksRequest, type SelectionRequest } from "@attr-rag/contracts";
 import { attributionScores, cosineSimilarity, selectChunkSets, type AttributionMetric as TextMetric } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
 import { describe, expect, it } from "vitest";
@@ -60,7 +60,7 @@ function request(overrides: Partial<SelectionRequest> = {}): SelectionRequest {
     requestId: "r1",
     sets: [set("doc#0-0", [0]), set("doc#2-2", [2]), set("doc#7-7", [7])],
     fullAnswer: FULL,
-    answers: ANSWERS.map((text, i) => ({ setIndex: i, setId: ["doc#0-0", "doc#2-2", "doc#7-7"][i]!, text })),
+    answers: ANSWERS.map((text, i) => ({ setIndex: i, setId: ["doc#0-0", "doc#2-2", "doc#7-7"][i]!, text, screened: false })),
     params: settingsToProto(SETTINGS),
     ...overrides,
   };
@@ -146,7 +146,7 @@ describe("selectSets", () => {
       [{ params: undefined }, /params is missing/],
       [{ params: { ...settingsToProto(SETTINGS), metrics: [] } }, /params\.metrics is empty/],
       [{ sets: [] }, /sets is empty/],
-      [{ answers: ANSWERS.slice(0, 2).map((text, i) => ({ setIndex: i, setId: "x", text })) }, /2 answers for 3 sets/],
+      [{ answers: ANSWERS.slice(0, 2).map((text, i) => ({ setIndex: i, setId: "x", text, screened: false })) }, /2 answers for 3 sets/],
       [{ params: { ...settingsToProto(SETTINGS), metrics: [99 as AttributionMetric] } }, /99 is not an attribution metric/],
     ];
     for (const [overrides, message] of cases) {
@@ -155,5 +155,27 @@ describe("selectSets", () => {
       expect((err as ServiceError).code).toBe(status.INVALID_ARGUMENT);
       expect((err as ServiceError).message).toMatch(message);
     }
+  });
+
+  it("selector - a set the screen strategy did not regenerate scores α = 0 on every metric and is dropped as SCREENED, flagged and warned", async () => {
+    const measured = await selectSets(request(), fakeIndex().deps, signal);
+    expect(measured.attribution!.rows[2]!.scores.every((s) => s.alpha > 0)).toBe(true);
+    const screened = request();
+    screened.answers[2] = { ...screened.answers[2]!, screened: true, screenDrop: 0.0104 };
+    const result = await selectSets(screened, fakeIndex().deps, signal);
+    expect(result.attribution!.rows[2]!.scores.map((s) => s.alpha)).toEqual(TEXT_METRICS.map(() => 0));
+    // The other rows are what they were.
+    expect(result.attribution!.rows.slice(0, 2)).toEqual(measured.attribution!.rows.slice(0, 2));
+    const row = result.selection!.sets[2]!;
+    expect(row).toMatchObject({ decision: SelectionDecision.SELECTION_DECISION_DROPPED, reason: SelectionReason.SELECTION_REASON_SCREENED });
+    expect(row.reasonText).toMatch(/screened out .*fell 0\.010 nats.*α = 0 on every metric/);
+    expect(result.selection!.flags).toContain(SelectionFlag.SELECTION_FLAG_SCREENED);
+    expect(result.selection!.summary).toMatch(/1 of 3 sets screened out/);
+    expect(result.warnings.some((w) => /approximate: 1 of 3 sets were screened out/.test(w))).toBe(true);
+    expect(measured.selection!.flags).not.toContain(SelectionFlag.SELECTION_FLAG_SCREENED);
+
+    const outside = request();
+    outside.answers[0] = { ...outside.answers[0]!, setIndex: 5, screened: true };
+    await expect(selectSets(outside, fakeIndex().deps, signal)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, message: expect.stringMatching(/screened answer for set index 5/) });
   });
 });

@@ -1,6 +1,6 @@
 import { EngineStrategy, type EngineCounters } from "@attr-rag/contracts";
-import type { GeneratedSequence, OcclusionCounters, OcclusionStrategy } from "@attr-rag/engine";
-import { strategyToProto } from "./generationOptions.js";
+import type { GeneratedSequence, OcclusionCounters } from "@attr-rag/engine";
+import { strategyToProto, type JobStrategy } from "./generationOptions.js";
 
 /** A greedy step whose top-1/top-2 logit margin is at most this is a near-tie (SPEC section 4). */
 export const NEAR_TIE_MARGIN = 0.1;
@@ -11,7 +11,7 @@ export function countNearTies(answers: readonly GeneratedSequence[]): number {
   return n;
 }
 
-export function occlusionCounters(c: OcclusionCounters, answers: readonly GeneratedSequence[], strategy: OcclusionStrategy): EngineCounters {
+export function occlusionCounters(c: OcclusionCounters, answers: readonly GeneratedSequence[], strategy: JobStrategy): EngineCounters {
   return {
     promptTokens: c.promptTokens,
     tokensEvaluated: c.tokensEvaluated,

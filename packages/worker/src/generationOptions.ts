@@ -4,12 +4,24 @@ import { invalidJob } from "./jobFailure.js";
 
 const DEFAULT_MAX_TOKENS = 512;
 
+/** An engine occlusion strategy, or `screen` (approximate: screen every set, regenerate a few). */
+export type JobStrategy = OcclusionStrategy | "screen";
+
+export interface JobScreen {
+  threshold?: number;
+  topK?: number;
+  /** Strategy that regenerates the chosen sets. */
+  regenerate: OcclusionStrategy;
+}
+
 export interface JobGeneration {
   maxTokens: number;
-  strategy: OcclusionStrategy;
+  strategy: JobStrategy;
   /** Approximate strategies' recompute windows (undefined: the engine's defaults). */
   gapTokens?: number;
   tailTokens?: number;
+  /** Set exactly when the strategy is screen. */
+  screen?: JobScreen;
 }
 
 /** A job's max tokens and occlusion strategy (unset: 512 tokens, speculative, the engine's defaults). */
@@ -17,15 +29,26 @@ export function generationOptions(g: GenerationOptions | undefined): JobGenerati
   const maxTokens = g?.maxTokens ?? DEFAULT_MAX_TOKENS;
   if (!Number.isInteger(maxTokens) || maxTokens < 1) throw invalidJob(`generation.max_tokens must be a positive integer, got ${maxTokens}`);
   if (g?.recomputeTail === 0) throw invalidJob("generation.recompute_tail must be ≥ 1 (the last prompt token starts the answer)");
+  const strategy = strategyOf(g?.strategy ?? EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED);
+  if (strategy !== "screen" && g?.screen !== undefined) throw invalidJob(`generation.screen applies to the SCREEN strategy, not ${strategy}`);
   return {
     maxTokens,
-    strategy: strategyOf(g?.strategy ?? EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED),
+    strategy,
     ...(g?.recomputeGap !== undefined ? { gapTokens: g.recomputeGap } : {}),
     ...(g?.recomputeTail !== undefined ? { tailTokens: g.recomputeTail } : {}),
+    ...(strategy === "screen" ? { screen: screenOf(g?.screen) } : {}),
   };
 }
 
-export function strategyOf(s: EngineStrategy): OcclusionStrategy {
+function screenOf(s: GenerationOptions["screen"]): JobScreen {
+  if (s?.threshold !== undefined && s.topK !== undefined) throw invalidJob("generation.screen: give threshold or top_k, not both");
+  if (s?.threshold !== undefined && !Number.isFinite(s.threshold)) throw invalidJob(`generation.screen.threshold must be a finite number, got ${s.threshold}`);
+  const regenerate = strategyOf(s?.regenerate ?? EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED);
+  if (regenerate === "screen") throw invalidJob("generation.screen.regenerate cannot be SCREEN; use SPECULATIVE (exact, the default) or KV_REUSE");
+  return { ...(s?.threshold !== undefined ? { threshold: s.threshold } : {}), ...(s?.topK !== undefined ? { topK: s.topK } : {}), regenerate };
+}
+
+export function strategyOf(s: EngineStrategy): JobStrategy {
   switch (s) {
     case EngineStrategy.ENGINE_STRATEGY_NAIVE:
       return "naive";
@@ -38,19 +61,32 @@ export function strategyOf(s: EngineStrategy): OcclusionStrategy {
       return "kv-reuse";
     case EngineStrategy.ENGINE_STRATEGY_KV_MASK:
       return "kv-mask";
+    case EngineStrategy.ENGINE_STRATEGY_SCREEN:
+      return "screen";
     default:
       throw invalidJob(`generation.strategy ${String(s)} is not a defined EngineStrategy`);
   }
 }
 
-const TO_PROTO: Record<OcclusionStrategy, EngineStrategy> = {
+const TO_PROTO: Record<JobStrategy, EngineStrategy> = {
   naive: EngineStrategy.ENGINE_STRATEGY_NAIVE,
   "prefix-shared": EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED,
   speculative: EngineStrategy.ENGINE_STRATEGY_SPECULATIVE,
   "kv-reuse": EngineStrategy.ENGINE_STRATEGY_KV_REUSE,
   "kv-mask": EngineStrategy.ENGINE_STRATEGY_KV_MASK,
+  screen: EngineStrategy.ENGINE_STRATEGY_SCREEN,
 };
 
-export function strategyToProto(s: OcclusionStrategy): EngineStrategy {
+export function strategyToProto(s: JobStrategy): EngineStrategy {
   return TO_PROTO[s];
+}
+
+/** KV_REUSE, KV_MASK and SCREEN: results that may differ from exact occlusion (reports must say so). */
+export function isApproximateProto(s: EngineStrategy | undefined): boolean {
+  return s === EngineStrategy.ENGINE_STRATEGY_KV_REUSE || s === EngineStrategy.ENGINE_STRATEGY_KV_MASK || s === EngineStrategy.ENGINE_STRATEGY_SCREEN;
+}
+
+/** The strategy's CLI name (`kv-reuse`, …); undefined for UNSPECIFIED or an unknown value. */
+export function strategyNameOf(s: EngineStrategy): JobStrategy | undefined {
+  return (Object.keys(TO_PROTO) as JobStrategy[]).find((k) => TO_PROTO[k] === s);
 }

@@ -68,13 +68,16 @@ export function setsThatFit(tokens: TokenSegments, maxTokens: number, sequenceCe
  * As setsThatFit, refined with the engine's own check for the occlusion run (the speculative strategy keeps
  * room for drafts; a unified cache needs room for the suffixes), dropping more sets until it fits.
  */
-export function occlusionSetsThatFit(generator: EngineContext, tokens: TokenSegments, maxTokens: number, strategy: OcclusionStrategy): number {
+export function occlusionSetsThatFit(generator: EngineContext, tokens: TokenSegments, maxTokens: number, strategy: OcclusionStrategy | readonly OcclusionStrategy[]): number {
+  // Screening runs two engine strategies on the same prompt; both must fit.
+  const strategies: readonly OcclusionStrategy[] = typeof strategy === "string" ? [strategy] : strategy;
   let n = setsThatFit(tokens, maxTokens, generator.info.sequenceCells);
-  const fits = (k: number) => generator.fitsOcclusion({ segments: { prefix: tokens.prefix, blocks: tokens.blocks.slice(0, k), suffix: tokens.suffix }, maxTokens, strategy });
+  const fits = (k: number) =>
+    strategies.every((s) => generator.fitsOcclusion({ segments: { prefix: tokens.prefix, blocks: tokens.blocks.slice(0, k), suffix: tokens.suffix }, maxTokens, strategy: s }));
   while (n > 0 && !fits(n)) n--;
   if (n === 0) {
     throw jobTooLarge(
-      `not even the best context set fits the ${strategy} occlusion run in one sequence of the generator context (${generator.info.sequenceCells} cells); ` +
+      `not even the best context set fits the ${strategies.join(" + ")} occlusion run in one sequence of the generator context (${generator.info.sequenceCells} cells); ` +
         "raise contextSize, lower sequences, or ask for fewer max tokens",
     );
   }

@@ -2,7 +2,16 @@
 // strategies' prefix sharing applies), streamed as JobProgress. The same function runs in the gateway's
 // process (embedded) and in `attr-rag worker` (distributed).
 import { FinishReason, type AnswerDelta, type JobProgress, type OcclusionJob, type OcclusionProgress, type OcclusionResult } from "@attr-rag/contracts";
-import { isApproximate, reuseUnsupported, TextDeltas, type EngineContext, type OcclusionResult as EngineResult } from "@attr-rag/engine";
+import {
+  isApproximate,
+  reuseUnsupported,
+  screeningStrategy,
+  TextDeltas,
+  type EngineContext,
+  type OcclusionResult as EngineResult,
+  type OcclusionStrategy,
+  type ScreenResult,
+} from "@attr-rag/engine";
 import { answerToProto, divergence } from "./answers.js";
 import { closingDelta } from "./closingDelta.js";
 import { occlusionCounters } from "./counters.js";
@@ -13,19 +22,22 @@ import { jobPrompt, occlusionSetsThatFit } from "./jobPrompt.js";
 
 export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal, workerId = "local"): Promise<OcclusionResult> {
   const model = ctx.model;
-  const { maxTokens, strategy, gapTokens, tailTokens } = generationOptions(job.generation);
+  const { maxTokens, strategy, gapTokens, tailTokens, screen } = generationOptions(job.generation);
   const prompt = jobPrompt(model, job);
   let tokens = prompt.tokens;
   let setIds = prompt.setIds;
   const all = tokens.blocks.length;
   if (all === 0) throw invalidJob("the job has no context sets to occlude");
   if (job.occludeSetIndices.length > 0) throw invalidJob("occlude_set_indices is not supported: every set is occluded");
-  if (isApproximate(strategy)) {
+  // Screening runs A_full and the screening pass on an approximate cache, then regenerates with another strategy.
+  const engineStrategies: OcclusionStrategy[] = screen ? [screeningStrategy(ctx.info.kvUnified), screen.regenerate] : [strategy as OcclusionStrategy];
+  for (const s of engineStrategies) {
+    if (!isApproximate(s)) continue;
     // Refused by name here: the fit check below would otherwise report a layout problem as a size problem.
-    const why = reuseUnsupported(strategy, ctx.info.kvUnified, gapTokens ?? 0);
-    if (why) throw invalidJob(`generation.strategy: ${why}`);
+    const why = reuseUnsupported(s, ctx.info.kvUnified, gapTokens ?? 0);
+    if (why) throw invalidJob(`generation.strategy${screen ? " (screen)" : ""}: ${why}`);
   }
-  const fit = occlusionSetsThatFit(ctx, tokens, maxTokens, strategy);
+  const fit = occlusionSetsThatFit(ctx, tokens, maxTokens, engineStrategies);
   if (fit < all && !job.dropSetsThatDoNotFit) {
     throw jobTooLarge(
       `only the first ${fit} of ${all} sets fit one sequence of the generator context (${ctx.info.sequenceCells} tokens with the answer); ` +
@@ -56,30 +68,29 @@ export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onP
   // Native progress can trail the result (or a failure); nothing may be emitted once the job has moved on.
   let closed = false;
   const started = performance.now();
-  let result: EngineResult;
+  let result: EngineResult | ScreenResult;
+  const hooks = {
+    signal,
+    ...(givenFull ? { givenFull } : {}),
+    onFullToken: (token: number) => {
+      if (closed || fullClosed) return;
+      const text = deltas.push(token);
+      if (text !== "") emitDelta({ text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
+    },
+    onSequenceDone: () => {
+      if (closed) return;
+      if (!fullClosed) {
+        fullClosed = true;
+        emitDelta({ text: deltas.rest(), finishReason: deltas.tokenCount >= maxTokens ? FinishReason.FINISH_REASON_LENGTH : FinishReason.FINISH_REASON_STOP });
+      }
+      emitCount({ done: ++done, total: setIds.length, finished: [] });
+    },
+  };
+  const windows = { ...(gapTokens !== undefined ? { gapTokens } : {}), ...(tailTokens !== undefined ? { tailTokens } : {}) };
   try {
-    result = await ctx.occlude({
-      segments: tokens,
-      maxTokens,
-      strategy,
-      ...(gapTokens !== undefined ? { gapTokens } : {}),
-      ...(tailTokens !== undefined ? { tailTokens } : {}),
-      signal,
-      ...(givenFull ? { givenFull } : {}),
-      onFullToken: (token) => {
-        if (closed || fullClosed) return;
-        const text = deltas.push(token);
-        if (text !== "") emitDelta({ text, finishReason: FinishReason.FINISH_REASON_UNSPECIFIED });
-      },
-      onSequenceDone: () => {
-        if (closed) return;
-        if (!fullClosed) {
-          fullClosed = true;
-          emitDelta({ text: deltas.rest(), finishReason: deltas.tokenCount >= maxTokens ? FinishReason.FINISH_REASON_LENGTH : FinishReason.FINISH_REASON_STOP });
-        }
-        emitCount({ done: ++done, total: setIds.length, finished: [] });
-      },
-    });
+    result = screen
+      ? await ctx.screen({ segments: tokens, maxTokens, ...windows, ...hooks, regenerate: screen.regenerate, ...(screen.threshold !== undefined ? { threshold: screen.threshold } : {}), ...(screen.topK !== undefined ? { topK: screen.topK } : {}) })
+      : await ctx.occlude({ segments: tokens, maxTokens, strategy: strategy as OcclusionStrategy, ...windows, ...hooks });
   } finally {
     closed = true;
   }
@@ -90,7 +101,13 @@ export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onP
   if (!fullClosed) emitDelta(closingDelta(full, deltas.emitted));
   while (done < setIds.length) emitCount({ done: ++done, total: setIds.length, finished: [] });
 
-  const initialAnswerMs = result.counters.prefillMs + result.counters.fullMs;
+  const screening = screen ? (result as ScreenResult) : undefined;
+  const screened = screening ? new Set(screening.screened) : undefined;
+  const drops = screening?.drops;
+  const fullWork = screening?.fullCounters ?? result.counters;
+  const initialAnswerMs = fullWork.prefillMs + fullWork.fullMs;
+  // A screened answer is a copy of A_full: counting its near-ties again would double them.
+  const generated = [result.full, ...result.occluded.filter((_, j) => !screened?.has(j))];
   return {
     jobId: job.jobId,
     requestId: job.requestId,
@@ -99,9 +116,16 @@ export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onP
     fullAnswer: full,
     occluded: result.occluded.map((a, j) => {
       const diverged = divergence(a.tokens, result.full.tokens);
-      return { setIndex: j, setId: setIds[j]!, answer: answerToProto(a), ...(diverged !== undefined ? { divergedAt: diverged } : {}) };
+      return {
+        setIndex: j,
+        setId: setIds[j]!,
+        answer: answerToProto(a),
+        ...(diverged !== undefined ? { divergedAt: diverged } : {}),
+        screened: screened?.has(j) ?? false,
+        ...(drops ? { screenDrop: drops[j]! } : {}),
+      };
     }),
-    counters: occlusionCounters(result.counters, [result.full, ...result.occluded], result.strategy),
+    counters: { ...occlusionCounters(result.counters, generated, strategy), sequences: 1 + result.occluded.length },
     setsUsed: setIds.length,
     setTokens: tokens.blocks.map((b) => b.length),
     sequenceCells: ctx.info.sequenceCells,

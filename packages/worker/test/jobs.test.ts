@@ -93,6 +93,39 @@ describe("engine jobs", () => {
     expect(ctx.sequencesInUse()).toBe(0);
   });
 
+  it("worker jobs - screen regenerates the top drops exactly, marks the others screened with A_full, and streams every count", async () => {
+    const segments = buildPromptSegments({ question: QUESTION, sets: SETS }, model.chatTemplate());
+    const progress: JobProgress[] = [];
+    const generation = { maxTokens: 16, strategy: EngineStrategy.ENGINE_STRATEGY_SCREEN, screen: { topK: 2, regenerate: EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED } };
+    const result = await runOcclusionJob(ctx, occlusionJob({ generation }), (p) => progress.push(p), signal);
+    expect(result.counters!.strategy).toBe(EngineStrategy.ENGINE_STRATEGY_SCREEN);
+    expect(result.counters!.sequences).toBe(5);
+    // The screening pass on its own: the two largest drops are the regenerated sets.
+    const exact = await ctx.occlude({ segments, maxTokens: 16, strategy: "naive" });
+    const forced = await ctx.forced({ segments, strategy: "kv-reuse", full: exact.full.tokens, forced: SETS.map(() => exact.full.tokens) });
+    const drops = forced.perSet.map((p) => forced.fullLogProb - p.logProb);
+    const top2 = drops.map((d, j) => [d, j] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]).slice(0, 2).map(([, j]) => j).sort();
+    expect(result.occluded.filter((o) => !o.screened).map((o) => o.setIndex)).toEqual(top2);
+    result.occluded.forEach((o, j) => {
+      expect(o.screenDrop).toBeCloseTo(drops[j]!, 3);
+      // Regenerated answers are exact (speculative by default); screened ones are A_full.
+      expect(o.answer!.tokenIds).toEqual(o.screened ? result.fullAnswer!.tokenIds : Array.from(exact.occluded[j]!.tokens));
+    });
+    expect(result.fullAnswer!.tokenIds).toEqual(Array.from(exact.full.tokens));
+    const counts = progress.filter((p) => p.progress?.$case === "occlusion").map((p) => (p.progress as { value: { done: number } }).value.done);
+    expect(counts).toEqual([1, 2, 3, 4]);
+    expect(progress.findIndex((p) => p.progress?.$case === "occlusion")).toBeGreaterThan(0); // A_full's deltas first
+
+    const both = await failure(runOcclusionJob(ctx, occlusionJob({ generation: { ...generation, screen: { topK: 1, threshold: 0.5, regenerate: 0 } } }), () => {}, signal));
+    expect(both.code).toBe(JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT);
+    expect(both.message).toMatch(/threshold or top_k, not both/);
+    const stray = await failure(runOcclusionJob(ctx, occlusionJob({ generation: { maxTokens: 16, strategy: EngineStrategy.ENGINE_STRATEGY_NAIVE, screen: { topK: 1, regenerate: 0 } } }), () => {}, signal));
+    expect(stray.message).toMatch(/generation.screen applies to the SCREEN strategy, not naive/);
+    const loop = await failure(runOcclusionJob(ctx, occlusionJob({ generation: { ...generation, screen: { regenerate: EngineStrategy.ENGINE_STRATEGY_SCREEN } } }), () => {}, signal));
+    expect(loop.message).toMatch(/regenerate cannot be SCREEN/);
+    expect(ctx.sequencesInUse()).toBe(0);
+  });
+
   it("worker jobs - a given A_full is used, not generated, and its tokens are the reference", async () => {
     const given = "Lily played with her dog all day.";
     const progress: JobProgress[] = [];

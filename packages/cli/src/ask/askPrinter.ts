@@ -1,4 +1,5 @@
-import { AskEvent, EngineStrategy, type AskEventOf } from "@attr-rag/contracts";
+import { AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { isApproximateProto, strategyNameOf } from "@attr-rag/worker";
 import { attributionText } from "./attributionText.js";
 
 interface Streams {
@@ -86,8 +87,8 @@ export class AskPrinter {
     for (const w of done.warnings) out.write(`warning: ${w}\n`);
     const c = done.counters;
     const o = done.occlusionCounters;
-    if (o?.strategy === EngineStrategy.ENGINE_STRATEGY_KV_REUSE || o?.strategy === EngineStrategy.ENGINE_STRATEGY_KV_MASK) {
-      out.write(`note: occluded answers came from the APPROXIMATE ${o.strategy === EngineStrategy.ENGINE_STRATEGY_KV_REUSE ? "kv-reuse" : "kv-mask"} strategy (check it with \`attr-rag eval occlusion\`)\n`);
+    if (o && isApproximateProto(o.strategy)) {
+      out.write(`note: occluded answers came from the APPROXIMATE ${strategyNameOf(o.strategy)} strategy (check it with \`attr-rag eval occlusion\`)\n`);
     }
     out.write(
       `\nDone in ${((done.timings?.totalMs ?? 0) / 1000).toFixed(1)} s` +

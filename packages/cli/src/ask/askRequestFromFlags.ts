@@ -5,6 +5,7 @@ import {
   Baseline,
   EngineStrategy,
   RetrievalMode,
+  type ScreenOptions,
 } from "@attr-rag/contracts";
 import { COALITION_METHODS } from "@attr-rag/core";
 import { methodToProto } from "@attr-rag/gateway";
@@ -18,6 +19,9 @@ export interface AskFlags {
   strategy?: string;
   recomputeGap?: string;
   recomputeTail?: string;
+  screenTopK?: string;
+  screenThreshold?: string;
+  screenRegenerate?: string;
   baseline?: string;
   metrics?: string;
   tau?: string;
@@ -41,7 +45,9 @@ const STRATEGIES: Record<string, EngineStrategy> = {
   speculative: EngineStrategy.ENGINE_STRATEGY_SPECULATIVE,
   "kv-reuse": EngineStrategy.ENGINE_STRATEGY_KV_REUSE,
   "kv-mask": EngineStrategy.ENGINE_STRATEGY_KV_MASK,
+  screen: EngineStrategy.ENGINE_STRATEGY_SCREEN,
 };
+const { screen: _screen, ...REGENERATE } = STRATEGIES;
 const METRICS: Record<string, AttributionMetric> = {
   cosine: AttributionMetric.ATTRIBUTION_METRIC_COSINE,
   jaccard: AttributionMetric.ATTRIBUTION_METRIC_JACCARD,
@@ -53,6 +59,21 @@ const METRICS: Record<string, AttributionMetric> = {
 };
 /** --method names: the paper's occlusion and the coalition methods on the log-likelihood utility. */
 export const METHODS: Record<string, AttributionMethod> = Object.fromEntries((["occlusion", ...COALITION_METHODS] as const).map((m) => [m, methodToProto(m)]));
+
+function screenFlags(f: AskFlags): { screen?: ScreenOptions } {
+  if (f.screenTopK === undefined && f.screenThreshold === undefined && f.screenRegenerate === undefined) return {};
+  if (f.strategy !== "screen") throw new CliError("--screen-top-k, --screen-threshold and --screen-regenerate apply to --strategy screen");
+  if (f.screenTopK !== undefined && f.screenThreshold !== undefined) throw new CliError("give --screen-top-k or --screen-threshold, not both");
+  const threshold = f.screenThreshold !== undefined ? Number(f.screenThreshold) : undefined;
+  if (threshold !== undefined && (f.screenThreshold!.trim() === "" || !Number.isFinite(threshold))) throw new CliError(`--screen-threshold must be a number (nats), got "${f.screenThreshold}"`);
+  return {
+    screen: {
+      ...(f.screenTopK !== undefined ? { topK: nonNegativeInt("--screen-top-k", f.screenTopK) } : {}),
+      ...(threshold !== undefined ? { threshold } : {}),
+      regenerate: f.screenRegenerate !== undefined ? pick(REGENERATE, "--screen-regenerate", f.screenRegenerate) : EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED,
+    },
+  };
+}
 
 function pick<T>(table: Record<string, T>, flag: string, value: string): T {
   const hit = table[value];
@@ -94,6 +115,7 @@ export function askRequestFromFlags(question: string, f: AskFlags): AskRequest {
       strategy: f.strategy !== undefined ? pick(STRATEGIES, "--strategy", f.strategy) : EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED,
       ...(f.recomputeGap !== undefined ? { recomputeGap: nonNegativeInt("--recompute-gap", f.recomputeGap) } : {}),
       ...(f.recomputeTail !== undefined ? { recomputeTail: positiveInt("--recompute-tail", f.recomputeTail) } : {}),
+      ...screenFlags(f),
     },
     selection: {
       metrics: f.metrics !== undefined ? f.metrics.split(",").map((m) => pick(METRICS, "--metrics", m.trim())) : [],

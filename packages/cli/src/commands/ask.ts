@@ -7,6 +7,7 @@ import { remoteAsk } from "../ask/remoteAsk.js";
 import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
+import { addStrategyOptions } from "../ask/strategyOptions.js";
 
 /** Settings of the embedded pipeline (a server has its own). */
 export const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "reranker", "threads", "gpuLayers", "contextSize", "sequences", "batchSize"];
@@ -86,9 +87,6 @@ export function registerAskCommand(program: Command): void {
     .option("--k <n>", "chunks to retrieve (default 30)")
     .option("--mode <mode>", "retrieval: dense | bm25 | hybrid (default: the config's, hybrid)")
     .option("--max-tokens <n>", "max new tokens per answer (default 512)")
-    .option("--strategy <s>", "occlusion engine: naive | prefix-shared | speculative (exact), kv-reuse | kv-mask (APPROXIMATE)")
-    .option("--recompute-gap <n>", "approximate strategies: tokens recomputed right after each occluded set (kv-mask on a unified KV cache)")
-    .option("--recompute-tail <n>", "approximate strategies: prompt tokens recomputed at the end (default: the instruction and answer header)")
     .option("--method <m>", "attribution: occlusion (default) | leave-one-out | shapley | kernel-shap | tmc-shapley | beta-shapley | contextcite")
     .option("--samples <n>", "coalitions (kernel-shap, contextcite) or permutations (tmc-shapley, beta-shapley); default 64")
     .option("--seed <n>", "seed of the sampling methods (default 0)")
@@ -103,7 +101,7 @@ export function registerAskCommand(program: Command): void {
     .option("--include-occluded", "include each occluded answer's text in the events")
     .option("--json", "print every event as a JSON line (nothing else on stdout)")
     .option("--report <file.html>", "write a self-contained HTML report");
-  addConfigOptions(command, EMBEDDED_KEYS).action(async (question: string, o: AskOptions) => {
+  addConfigOptions(addStrategyOptions(command), EMBEDDED_KEYS).action(async (question: string, o: AskOptions) => {
     const printer = new AskPrinter(o.json ?? false);
     const controller = new AbortController();
     const stop = abortOnSigint(controller);

@@ -9,6 +9,7 @@ import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, remoteErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { abortOnSigint } from "./ask.js";
+import { addStrategyOptions } from "../ask/strategyOptions.js";
 
 const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "threads", "gpuLayers", "contextSize", "sequences", "batchSize"];
 
@@ -71,14 +72,11 @@ export function registerAttributeCommand(program: Command): void {
     .option("--beta-alpha <x>", "beta-shapley: α (default 16)")
     .option("--beta-beta <x>", "beta-shapley: β (default 1)")
     .option("--max-tokens <n>", "max tokens of A_full and of each occluded answer")
-    .option("--strategy <s>", "occlusion engine: naive | prefix-shared | speculative (exact), kv-reuse | kv-mask (APPROXIMATE)")
-    .option("--recompute-gap <n>", "approximate strategies: tokens recomputed right after each occluded set (kv-mask on a unified KV cache)")
-    .option("--recompute-tail <n>", "approximate strategies: prompt tokens recomputed at the end (default: the instruction and answer header)")
     .option("--metrics <list>", "selection metrics: cosine, jaccard, rouge1, rouge2, rougeL, rougeLsum, loglik")
     .option("--min-votes <n>", "selection: metrics needed to keep a set")
     .option("--include-occluded", "include each occluded answer's text")
     .option("--json", "print the AttributeResponse as one JSON line");
-  addConfigOptions(command, EMBEDDED_KEYS).action(async (question: string, o: AttributeOptions) => {
+  addConfigOptions(addStrategyOptions(command), EMBEDDED_KEYS).action(async (question: string, o: AttributeOptions) => {
     if (question.trim() === "") throw new CliError("the question is empty");
     const sets = readSets(o.sets);
     if (sets.length === 0) throw new CliError(`--sets: ${o.sets} holds no context sets`);

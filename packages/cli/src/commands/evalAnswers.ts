@@ -23,6 +23,7 @@ import { progressBar } from "../progressBar.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
 import { ingestCorpus } from "./eval.js";
+import { addStrategyOptions } from "../ask/strategyOptions.js";
 
 interface EvalAnswersOptions extends AskFlags, Record<string, unknown> {
   benchmark: string;
@@ -168,9 +169,6 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
     .option("--k <n>", "chunks retrieved for attr-rag and the re-rank pool (default 30)")
     .option("--mode <mode>", "retrieval: dense | bm25 | hybrid (default: the config's)")
     .option("--max-tokens <n>", "max new tokens per answer (default 512)")
-    .option("--strategy <s>", "occlusion engine: naive | prefix-shared | speculative (exact), kv-reuse | kv-mask (APPROXIMATE)")
-    .option("--recompute-gap <n>", "approximate strategies: tokens recomputed right after each occluded set (kv-mask on a unified KV cache)")
-    .option("--recompute-tail <n>", "approximate strategies: prompt tokens recomputed at the end (default: the instruction and answer header)")
     .option("--method <m>", "attr-rag's attribution method (default occlusion; see `ask --help`)")
     .option("--samples <n>", "coalitions or permutations of a sampling attribution method")
     .option("--seed <n>", "seed of the bootstrap intervals and of sampling attribution methods", "0")
@@ -181,7 +179,7 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
     .option("--judge-key-env <VAR>", "environment variable holding the API key for --judge-url")
     .option("--report <file.html>", "also write a self-contained HTML report (tables and charts)")
     .option("--json", "print summary.json's content instead of the table");
-  addConfigOptions(command, EMBEDDED_KEYS).action(async (o: EvalAnswersOptions) => {
+  addConfigOptions(addStrategyOptions(command), EMBEDDED_KEYS).action(async (o: EvalAnswersOptions) => {
     const started = performance.now();
     const run = describeRun();
     const methods = parseAnswerMethods(o.methods);

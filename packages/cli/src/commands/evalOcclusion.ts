@@ -1,9 +1,10 @@
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { AskEvent } from "@attr-rag/contracts";
-import { APPROXIMATE_STRATEGIES, describeRun, EXACT_STRATEGIES, isApproximate } from "@attr-rag/engine";
+import { APPROXIMATE_STRATEGIES, describeRun, EXACT_STRATEGIES } from "@attr-rag/engine";
 import { runAsk, Runtime } from "@attr-rag/gateway";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
+import { addApproximateOptions } from "../ask/strategyOptions.js";
 import { CliError } from "../cliError.js";
 import { occlusionOutcome, type OcclusionOutcome } from "../eval/occlusion/occlusionOutcome.js";
 import { renderOcclusionReport } from "../eval/occlusion/occlusionReport.js";
@@ -27,28 +28,30 @@ interface EvalOcclusionOptions extends AskFlags {
   [key: string]: unknown;
 }
 
-const ALL = [...EXACT_STRATEGIES, ...APPROXIMATE_STRATEGIES] as readonly string[];
+const APPROXIMATE = [...APPROXIMATE_STRATEGIES, "screen"] as readonly string[];
+const ALL = [...EXACT_STRATEGIES, ...APPROXIMATE] as readonly string[];
 
 function parseStrategies(list: string): { reference: string; approximate: string[] } {
   const names = list.split(",").map((s) => s.trim()).filter(Boolean);
   const unknown = names.filter((n) => !ALL.includes(n));
   if (unknown.length > 0) throw new CliError(`--strategies: unknown ${unknown.join(", ")}; use ${ALL.join(", ")}`, 2);
-  const exact = names.filter((n) => !isApproximate(n));
-  const approximate = names.filter((n) => isApproximate(n));
+  const exact = names.filter((n) => !APPROXIMATE.includes(n));
+  const approximate = names.filter((n) => APPROXIMATE.includes(n));
   if (exact.length !== 1) throw new CliError(`--strategies needs exactly one exact strategy as the reference (${EXACT_STRATEGIES.join(", ")}), got ${exact.length}`, 2);
-  if (approximate.length === 0) throw new CliError(`--strategies needs at least one approximate strategy (${APPROXIMATE_STRATEGIES.join(", ")})`, 2);
+  if (approximate.length === 0) throw new CliError(`--strategies needs at least one approximate strategy (${APPROXIMATE.join(", ")})`, 2);
   return { reference: exact[0]!, approximate: [...new Set(approximate)] };
 }
 
 export function formatOcclusionTable(reference: string, summaries: readonly StrategySummary[]): string {
   const lines = [
     `reference: ${reference} (exact)`,
-    "strategy (APPROXIMATE)   questions  same selection  kept Jaccard  α Spearman  work ÷ exact  time ÷ exact",
+    "strategy (APPROXIMATE)   questions  same selection  kept Jaccard  α Spearman  work ÷ exact  time ÷ exact  screened",
   ];
   for (const s of summaries) {
     lines.push(
       `${s.strategy.padEnd(24)} ${String(s.questions).padStart(9)}  ${`${(100 * s.selection_agreement).toFixed(0)} %`.padStart(14)}  ${s.mean_kept_jaccard.toFixed(3).padStart(12)}  ` +
-        `${(s.mean_alpha_spearman === null ? "–" : s.mean_alpha_spearman.toFixed(3)).padStart(10)}  ${s.work_ratio.toFixed(3).padStart(12)}  ${s.time_ratio.toFixed(3).padStart(12)}`,
+        `${(s.mean_alpha_spearman === null ? "–" : s.mean_alpha_spearman.toFixed(3)).padStart(10)}  ${s.work_ratio.toFixed(3).padStart(12)}  ${s.time_ratio.toFixed(3).padStart(12)}  ` +
+        `${(s.strategy === "screen" ? `${(100 * s.screened_fraction).toFixed(0)} %` : "–").padStart(8)}`,
     );
   }
   return lines.join("\n");
@@ -72,27 +75,28 @@ export function registerEvalOcclusionCommand(evalCmd: Command): void {
     )
     .requiredOption("--questions <file>", "questions.jsonl: {id?, question} per line (a benchmark's questions.jsonl works)")
     .option("--corpus <file>", "ingest this corpus.jsonl into --store first")
-    .option("--strategies <list>", "one exact reference and the approximate strategies to compare", "speculative,kv-reuse,kv-mask")
+    .option("--strategies <list>", "one exact reference and the approximate strategies to compare", "speculative,kv-reuse,kv-mask,screen")
     .option("--limit <n>", "only the first N questions")
     .option("--k <n>", "chunks to retrieve (default 30)")
     .option("--mode <mode>", "retrieval: dense | bm25 | hybrid (default: the config's)")
     .option("--max-tokens <n>", "max new tokens per answer (default 512)")
-    .option("--recompute-tail <n>", "approximate strategies: prompt tokens recomputed at the end (default: the instruction and answer header)")
-    .option("--recompute-gap <n>", "approximate strategies: tokens recomputed right after each set (kv-mask on a unified KV cache)")
     .option("--report <file.html>", "also write an HTML report with the agreement-against-work plot")
     .option("--json", "print the result as JSON");
-  addConfigOptions(command, EMBEDDED_KEYS).action(async (o: EvalOcclusionOptions) => {
+  addConfigOptions(addApproximateOptions(command), EMBEDDED_KEYS).action(async (o: EvalOcclusionOptions) => {
     const started = performance.now();
     const run = describeRun();
     const { reference, approximate } = parseStrategies(o.strategies);
     const limit = o.limit !== undefined ? positiveInt("--limit", o.limit) : undefined;
     const questions = (await loadQuestions(o.questions)).slice(0, limit);
     if (questions.length === 0) throw new CliError(`--questions ${o.questions} has no questions`, 2);
-    // The recompute windows belong to the approximate runs only; the reference runs exactly as `ask` would.
+    // The recompute windows belong to the approximate runs only, the screen flags to screen; the reference runs
+    // exactly as `ask` would.
     const flagsFor = (strategy: string): AskFlags => {
-      if (isApproximate(strategy)) return { ...o, strategy };
-      const { recomputeGap: _gap, recomputeTail: _tail, ...rest } = o;
-      return { ...rest, strategy };
+      const { recomputeGap, recomputeTail, screenTopK, screenThreshold, screenRegenerate, ...rest } = o;
+      const windows = { ...(recomputeGap !== undefined ? { recomputeGap } : {}), ...(recomputeTail !== undefined ? { recomputeTail } : {}) };
+      const screen = { ...(screenTopK !== undefined ? { screenTopK } : {}), ...(screenThreshold !== undefined ? { screenThreshold } : {}), ...(screenRegenerate !== undefined ? { screenRegenerate } : {}) };
+      if (strategy === "screen") return { ...rest, ...windows, ...screen, strategy };
+      return APPROXIMATE.includes(strategy) ? { ...rest, ...windows, strategy } : { ...rest, strategy };
     };
     // Flags are checked before the store or the model is opened.
     for (const s of [reference, ...approximate]) askRequestFromFlags(questions[0]!.question, flagsFor(s));

@@ -40,7 +40,8 @@ export type SelectionReason =
   | "too-few-votes" // dropped: fewer than minVotes metrics selected it
   | "over-max-sets" // dropped: would exceed maxSets
   | "over-token-budget" // dropped: would exceed tokenBudget
-  | "context-ignored"; // dropped: every α < ε and it is not the top re-ranked set
+  | "context-ignored" // dropped: every α < ε and it is not the top re-ranked set
+  | "screened"; // dropped: an approximate screening pass left it out (see markScreened)
 
 export interface SetDecision {
   readonly index: number;
@@ -189,6 +190,8 @@ function explain(
       return `dropped: ${votes}, but it would exceed the token budget of ${opts.tokenBudget}`;
     case "context-ignored":
       return `dropped: every α < ε = ${opts.epsilon} (the model ignored the context)`;
+    case "screened":
+      return "dropped: screened out, not regenerated (α = 0 on every metric)";
   }
 }
 

@@ -11,6 +11,7 @@ import {
   type GapFill,
   type OcclusionOutcome,
   type OcclusionProgress,
+  type ScreenOptions,
   type SelectionExplanation,
 } from "@attr-rag/contracts";
 import { settingsToProto } from "@attr-rag/selector";
@@ -108,6 +109,7 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
             strategy: strategyToProto(input.generation.strategy),
             ...(input.generation.recomputeGap !== undefined ? { recomputeGap: input.generation.recomputeGap } : {}),
             ...(input.generation.recomputeTail !== undefined ? { recomputeTail: input.generation.recomputeTail } : {}),
+            ...(input.generation.screen ? { screen: screenToProto(input.generation.screen) } : {}),
           },
           occludeSetIndices: [],
           deadlineUnixMs: 0,
@@ -141,6 +143,8 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
     tokenCount: o.answer!.tokenIds.length,
     ...(o.divergedAt !== undefined ? { divergedAt: o.divergedAt } : {}),
     ...(input.includeOccludedAnswers ? { answerText: o.answer!.text } : {}),
+    screened: o.screened,
+    ...(o.screenDrop !== undefined ? { screenDrop: o.screenDrop } : {}),
   }));
   hooks.onProgress?.({ done: sets.length, total: sets.length, finished: outcomes });
 
@@ -160,7 +164,13 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
       requestId,
       sets: sets.map((s, i) => ({ ...(s.chunkSet ?? emptySet(s.id)), tokenCount: result.setTokens[i]! })),
       fullAnswer: full,
-      answers: result.occluded.map((o) => ({ setIndex: o.setIndex, setId: o.setId, text: o.answer!.text })),
+      answers: result.occluded.map((o) => ({
+        setIndex: o.setIndex,
+        setId: o.setId,
+        text: o.answer!.text,
+        screened: o.screened,
+        ...(o.screenDrop !== undefined ? { screenDrop: o.screenDrop } : {}),
+      })),
       ...(loglik ? { attribution: loglik } : {}),
       params: settingsToProto(input.selection),
     },
@@ -200,6 +210,14 @@ export async function attributeSets(runtime: Runtime, input: AttributeSetsInput,
       gapFillMs: selected.gapFillMs,
     },
     warnings,
+  };
+}
+
+function screenToProto(s: NonNullable<ResolvedGeneration["screen"]>): ScreenOptions {
+  return {
+    ...(s.threshold !== undefined ? { threshold: s.threshold } : {}),
+    ...(s.topK !== undefined ? { topK: s.topK } : {}),
+    regenerate: strategyToProto(s.regenerate),
   };
 }
 

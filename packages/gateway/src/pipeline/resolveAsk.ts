@@ -20,12 +20,16 @@ import { resolveAttribution, type ResolvedAttribution } from "./resolveAttributi
 /** Selection parameters with every default applied: what the selector receives. */
 export type ResolvedSelection = SelectionSettings;
 
+export type EngineStrategyName = StrategyName | "kv-reuse" | "kv-mask";
+
 export interface ResolvedGeneration {
   maxTokens: number;
   /** The server's default is always exact; the approximate ones run only when a request names them. */
-  strategy: StrategyName | "kv-reuse" | "kv-mask";
+  strategy: EngineStrategyName | "screen";
   recomputeGap?: number;
   recomputeTail?: number;
+  /** Set exactly when the strategy is screen. */
+  screen?: { threshold?: number; topK?: number; regenerate: EngineStrategyName };
 }
 
 /** An AskRequest with every default applied and every limit checked. */
@@ -129,9 +133,12 @@ export function resolveGeneration(g: GenerationOptions | undefined, config: Gate
   const maxTokens = g?.maxTokens ?? config.maxTokens;
   if (maxTokens < 1 || maxTokens > config.maxMaxTokens) throw invalid(`generation.max_tokens must be 1..${config.maxMaxTokens}, got ${maxTokens}`);
   const strategy = strategyName(g?.strategy ?? EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED, config);
-  const approximate = strategy === "kv-reuse" || strategy === "kv-mask";
+  const screen = strategy === "screen" ? resolveScreen(g?.screen, config) : undefined;
+  if (!screen && g?.screen !== undefined) throw invalid(`generation.screen applies to the SCREEN strategy, not ${strategy}`);
+  // The windows shape approximate caches: the strategy's own, or screening's (and an approximate regeneration).
+  const approximate = strategy === "kv-reuse" || strategy === "kv-mask" || strategy === "screen";
   if (!approximate && (g?.recomputeGap !== undefined || g?.recomputeTail !== undefined)) {
-    throw invalid(`generation.recompute_gap and recompute_tail apply to the approximate strategies (KV_REUSE, KV_MASK), not ${strategy}`);
+    throw invalid(`generation.recompute_gap and recompute_tail apply to the approximate strategies (KV_REUSE, KV_MASK, SCREEN), not ${strategy}`);
   }
   if (g?.recomputeTail === 0) throw invalid("generation.recompute_tail must be ≥ 1 (the last prompt token starts the answer)");
   return {
@@ -139,7 +146,17 @@ export function resolveGeneration(g: GenerationOptions | undefined, config: Gate
     strategy,
     ...(g?.recomputeGap !== undefined ? { recomputeGap: g.recomputeGap } : {}),
     ...(g?.recomputeTail !== undefined ? { recomputeTail: g.recomputeTail } : {}),
+    ...(screen ? { screen } : {}),
   };
+}
+
+function resolveScreen(s: GenerationOptions["screen"], config: GatewayConfig): NonNullable<ResolvedGeneration["screen"]> {
+  if (s?.threshold !== undefined && s.topK !== undefined) throw invalid("generation.screen: give threshold or top_k, not both");
+  if (s?.threshold !== undefined && !Number.isFinite(s.threshold)) throw invalid(`generation.screen.threshold must be a finite number, got ${s.threshold}`);
+  // Unset: speculative, exact whatever the server's default strategy is (a documented choice, not the config's).
+  const regenerate = s?.regenerate === undefined || s.regenerate === EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED ? "speculative" : strategyName(s.regenerate, config);
+  if (regenerate === "screen") throw invalid("generation.screen.regenerate cannot be SCREEN; use SPECULATIVE (exact, the default) or KV_REUSE");
+  return { ...(s?.threshold !== undefined ? { threshold: s.threshold } : {}), ...(s?.topK !== undefined ? { topK: s.topK } : {}), regenerate };
 }
 
 function strategyName(s: EngineStrategy, config: GatewayConfig): ResolvedGeneration["strategy"] {
@@ -156,6 +173,8 @@ function strategyName(s: EngineStrategy, config: GatewayConfig): ResolvedGenerat
       return "kv-reuse";
     case EngineStrategy.ENGINE_STRATEGY_KV_MASK:
       return "kv-mask";
+    case EngineStrategy.ENGINE_STRATEGY_SCREEN:
+      return "screen";
     default:
       throw invalid(`generation.strategy ${String(s)} is not a defined EngineStrategy`);
   }

@@ -1,4 +1,5 @@
 import { EngineStrategy, type EngineCounters, type StageTimings } from "@attr-rag/contracts";
+import { isApproximateProto } from "@attr-rag/worker";
 import { escapeHtml } from "./escapeHtml.js";
 import { formatCount, formatMs } from "./formatNumber.js";
 import { notAvailable, section, table } from "./html.js";
@@ -53,6 +54,7 @@ const STRATEGY_LABELS: Partial<Record<EngineStrategy, string>> = {
   [EngineStrategy.ENGINE_STRATEGY_SPECULATIVE]: "speculative (exact)",
   [EngineStrategy.ENGINE_STRATEGY_KV_REUSE]: "kv-reuse (APPROXIMATE: reused KV after each occluded set, shifted)",
   [EngineStrategy.ENGINE_STRATEGY_KV_MASK]: "kv-mask (APPROXIMATE: reused KV after each occluded set, positions kept)",
+  [EngineStrategy.ENGINE_STRATEGY_SCREEN]: "screen (APPROXIMATE: sets screened out by a teacher-forced pass were not regenerated, α = 0)",
 };
 
 /** The occlusion strategy line; approximate answers are flagged so nobody mistakes them for exact ones. */
@@ -65,7 +67,7 @@ export function renderRunStatsSection(data: ReportData): string {
   const d = data.done;
   if (!d) return section("stats", "Timings and counters", notAvailable("timings and counters (no done event)"));
   const label = strategyLabel(d.occlusionCounters);
-  const approximate = d.occlusionCounters?.strategy === EngineStrategy.ENGINE_STRATEGY_KV_REUSE || d.occlusionCounters?.strategy === EngineStrategy.ENGINE_STRATEGY_KV_MASK;
+  const approximate = isApproximateProto(d.occlusionCounters?.strategy);
   const strategy = label ? `<p${approximate ? ' class="warning"' : ""}>Occlusion strategy: ${escapeHtml(label)}</p>` : "";
   return section(
     "stats",

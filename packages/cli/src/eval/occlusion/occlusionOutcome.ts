@@ -10,6 +10,8 @@ export interface OcclusionOutcome {
   readonly tokensEvaluated: number;
   /** Engine time of the occlusion stage (ms). */
   readonly occlusionMs: number;
+  /** Sets the screen strategy screened out (not regenerated); 0 for the other strategies. */
+  readonly screened: number;
 }
 
 export function occlusionOutcome(events: readonly AskEvent[]): OcclusionOutcome {
@@ -18,9 +20,12 @@ export function occlusionOutcome(events: readonly AskEvent[]): OcclusionOutcome 
   let selected: string[] | undefined;
   let tokensEvaluated: number | undefined;
   let occlusionMs = 0;
+  let screened = 0;
   for (const e of events) {
     const stage = e.stage;
-    if (stage?.$case === "attribution") {
+    if (stage?.$case === "occlusionProgress") {
+      screened = Math.max(screened, stage.value.finished.filter((f) => f.screened).length);
+    } else if (stage?.$case === "attribution") {
       const rows = [...stage.value.rows].sort((a, b) => a.setIndex - b.setIndex);
       setIds = rows.map((r) => r.setId);
       for (const [j, row] of rows.entries()) {
@@ -37,5 +42,5 @@ export function occlusionOutcome(events: readonly AskEvent[]): OcclusionOutcome 
   if (selected === undefined) throw new Error("the Ask produced no selection");
   if (tokensEvaluated === undefined) throw new Error("the Ask's done event has no occlusion counters");
   const ids = setIds;
-  return { setIds: ids, alphas, kept: selected.map((id) => ids.indexOf(id)).filter((i) => i >= 0), tokensEvaluated, occlusionMs };
+  return { setIds: ids, alphas, kept: selected.map((id) => ids.indexOf(id)).filter((i) => i >= 0), tokensEvaluated, occlusionMs, screened };
 }

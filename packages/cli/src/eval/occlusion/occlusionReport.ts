@@ -35,7 +35,8 @@ export function renderOcclusionReport(reference: string, summaries: readonly Str
     .map(
       (s) =>
         `<tr><td>${escapeHtml(s.strategy)} (APPROXIMATE)</td><td>${s.questions}</td><td>${(100 * s.selection_agreement).toFixed(0)} %</td><td>${s.mean_kept_jaccard.toFixed(3)}</td>` +
-        `<td>${s.mean_alpha_spearman === null ? "–" : s.mean_alpha_spearman.toFixed(3)}</td><td>${s.work_ratio.toFixed(3)}</td><td>${s.time_ratio.toFixed(3)}</td></tr>`,
+        `<td>${s.mean_alpha_spearman === null ? "–" : s.mean_alpha_spearman.toFixed(3)}</td><td>${s.work_ratio.toFixed(3)}</td><td>${s.time_ratio.toFixed(3)}</td>` +
+        `<td>${s.strategy === "screen" ? `${(100 * s.screened_fraction).toFixed(0)} %` : "–"}</td></tr>`,
     )
     .join("");
   const dl = Object.entries(facts).map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join("");
@@ -45,7 +46,7 @@ export function renderOcclusionReport(reference: string, summaries: readonly Str
 <body>
 <h1>Approximate occlusion against exact (${escapeHtml(reference)})</h1>
 <dl class="facts">${dl}</dl>
-<table class="numeric" id="agreement"><tr><th>strategy</th><th>questions</th><th>same selection</th><th>kept-set Jaccard</th><th>α Spearman</th><th>work ÷ exact</th><th>time ÷ exact</th></tr>${rows}</table>
+<table class="numeric" id="agreement"><tr><th>strategy</th><th>questions</th><th>same selection</th><th>kept-set Jaccard</th><th>α Spearman</th><th>work ÷ exact</th><th>time ÷ exact</th><th>sets screened</th></tr>${rows}</table>
 ${agreementChart(summaries, reference)}
 </body></html>
 `;

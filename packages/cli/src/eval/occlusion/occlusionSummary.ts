@@ -11,6 +11,8 @@ export interface QuestionComparison {
   readonly reference_tokens_evaluated: number;
   readonly occlusion_ms: number;
   readonly reference_occlusion_ms: number;
+  readonly sets: number;
+  readonly screened_sets: number;
 }
 
 export interface StrategySummary {
@@ -27,6 +29,8 @@ export interface StrategySummary {
   readonly work_ratio: number;
   readonly occlusion_ms: number;
   readonly time_ratio: number;
+  /** Fraction of all sets the screen strategy did not regenerate (0 for the other strategies). */
+  readonly screened_fraction: number;
 }
 
 export function compareWithExact(questionId: string, strategy: string, exact: OcclusionOutcome, approx: OcclusionOutcome): QuestionComparison {
@@ -44,6 +48,8 @@ export function compareWithExact(questionId: string, strategy: string, exact: Oc
     reference_tokens_evaluated: exact.tokensEvaluated,
     occlusion_ms: approx.occlusionMs,
     reference_occlusion_ms: exact.occlusionMs,
+    sets: approx.setIds.length,
+    screened_sets: approx.screened,
   };
 }
 
@@ -67,5 +73,6 @@ export function summarizeStrategy(strategy: string, rows: readonly QuestionCompa
     work_ratio: refTokens === 0 ? 0 : sum((r) => r.tokens_evaluated) / refTokens,
     occlusion_ms: sum((r) => r.occlusion_ms),
     time_ratio: refMs === 0 ? 0 : sum((r) => r.occlusion_ms) / refMs,
+    screened_fraction: sum((r) => r.sets) === 0 ? 0 : sum((r) => r.screened_sets) / sum((r) => r.sets),
   };
 }
