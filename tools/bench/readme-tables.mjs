@@ -73,6 +73,11 @@ function provenance(results) {
     .join("\n");
 }
 
+/** screen's entries say how many sets it regenerated; the other strategies' names stand alone. */
+function screenLabel(name, s) {
+  return s.regenerated === undefined ? name : `${name} (regenerated ${s.regenerated} of ${s.regenerated + s.screened})`;
+}
+
 function occlusionBlock(results) {
   const rows = [];
   const notes = [];
@@ -88,7 +93,7 @@ function occlusionBlock(results) {
       const ratio = (x, of) => (naive ? ` (${fixed(x / of, 2)})` : "");
       const identical = s.sequences_identical === null ? (name === "naive" ? "reference" : "not compared") : `${s.sequences_identical}/${s.sequences_total}`;
       rows.push(
-        `| ${model} | ${s.approximate ? `${name} (APPROXIMATE)` : name} | ${fixed(s.wall_ms / 1000, 1)} | ${naive ? `${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
+        `| ${model} | ${s.approximate ? `${screenLabel(name, s)} (APPROXIMATE)` : name} | ${fixed(s.wall_ms / 1000, 1)} | ${naive ? `${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
           `${thousands(s.tokens_evaluated)}${ratio(s.tokens_evaluated, naive?.tokens_evaluated)} | ${thousands(s.tokens_reused)} | ${thousands(s.draft_accepted)} | ` +
           `${thousands(s.decode_steps)}${ratio(s.decode_steps, naive?.decode_steps)} | ${identical} |`,
       );
@@ -129,7 +134,7 @@ function fidelityBlock(results) {
       const dAlpha = Object.values(f.mean_abs_delta_alpha);
       const meanDelta = dAlpha.reduce((a, b) => a + b, 0) / dAlpha.length;
       rows.push(
-        `| ${model} | ${name} | ${s.tail_tokens ?? "–"} | ${naive ? `${fixed(s.tokens_evaluated / naive.tokens_evaluated, 2)} / ${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
+        `| ${model} | ${screenLabel(name, s)} | ${s.tail_tokens ?? "–"} | ${naive ? `${fixed(s.tokens_evaluated / naive.tokens_evaluated, 2)} / ${fixed(naive.wall_ms / s.wall_ms, 2)}×` : "–"} | ` +
           `${fixed(100 * f.occluded_identical, 0)} % | ${fixed(f.mean_first_divergence, 1)} | ${f.mean_kl === null ? "–" : f.mean_kl.toExponential(2)} | ${f.top1_agreement === null ? "–" : `${fixed(100 * f.top1_agreement, 1)} %`} | ` +
           `${fixed(meanDelta, 3)} (max ${fixed(Math.max(...dAlpha), 3)}) | ${f.selection_identical ? "yes" : `no (Jaccard ${fixed(f.kept_jaccard, 2)})`} | ${fixed(f.alpha_spearman, 2)} |`,
       );
