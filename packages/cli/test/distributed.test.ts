@@ -3,7 +3,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials as grpcCredentials, status, type ServiceError as GrpcError } from "@grpc/grpc-js";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { AskEvent, AskRequest, AttrRagServiceClient, DEAD_LETTER_STREAM, DeadLetter, JOBS_STREAM, jobSubject, type AttributionTable } from "@attr-rag/contracts";
+import {
+  AskEvent,
+  AskRequest,
+  AttrRagServiceClient,
+  DEAD_LETTER_STREAM,
+  DeadLetter,
+  EngineStrategy,
+  JOBS_STREAM,
+  jobSubject,
+  SelectionFlag,
+  type AttributionTable,
+  type SelectionReason,
+} from "@attr-rag/contracts";
 import { connectNats, natsServerMissing } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalCluster } from "../src/cluster/localCluster.js";
@@ -93,6 +105,27 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
     expect(ta.rows.map((r) => r.setId)).toEqual(tb.rows.map((r) => r.setId));
     ta.rows.forEach((row, i) => expect(Math.abs(row.scores[0]!.alpha - tb.rows[i]!.scores[0]!.alpha)).toBeLessThanOrEqual(1e-9));
     expect(first(d, "selection")).toEqual(first(e, "selection"));
+  });
+
+  it("distributed - screen over NATS: the screened sets, their drops, α = 0 and SCREENED reasons are those of embedded", async () => {
+    const screen = ["--strategy", "screen", "--screen-top-k", "1", "--include-occluded"];
+    const remote = await runCli(["ask", QUESTIONS[0]!, "--server", cluster.gatewayAddress, "--json", ...REQUEST, ...screen]);
+    expect(remote.code, remote.stderr + cluster.logs()).toBe(0);
+    const local = await runCli(["ask", QUESTIONS[0]!, "--json", "--store", storeEmbedded, "--model", TEST_MODEL, ...ENGINE, ...REQUEST, ...screen]);
+    expect(local.code, local.stderr).toBe(0);
+    const [d, e] = [parse(remote.stdout), parse(local.stdout)];
+    const outcomes = (events: AskEvent[]) =>
+      events.flatMap((ev) => (ev.stage?.$case === "occlusionProgress" ? ev.stage.value.finished : [])).map((f) => ({ setId: f.setId, screened: f.screened, drop: f.screenDrop }));
+    const [od, oe] = [outcomes(d), outcomes(e)];
+    expect(od.map((o) => [o.setId, o.screened])).toEqual(oe.map((o) => [o.setId, o.screened]));
+    expect(od.filter((o) => !o.screened)).toHaveLength(1);
+    od.forEach((o, i) => expect(Math.abs(o.drop! - oe[i]!.drop!)).toBeLessThanOrEqual(1e-6));
+    const selection = first(d, "selection") as { sets: { setId: string; reason: SelectionReason }[]; flags: SelectionFlag[] };
+    expect(selection).toEqual(first(e, "selection"));
+    expect(selection.flags).toContain(SelectionFlag.SELECTION_FLAG_SCREENED);
+    const table = first(d, "attribution") as AttributionTable;
+    for (const o of od.filter((x) => x.screened)) expect(table.rows.find((r) => r.setId === o.setId)!.scores.every((s) => s.alpha === 0)).toBe(true);
+    expect((first(d, "done") as { occlusionCounters: { strategy: EngineStrategy } }).occlusionCounters.strategy).toBe(EngineStrategy.ENGINE_STRATEGY_SCREEN);
   });
 
   it("distributed - the selector and the index are NATS micro services: $SRV.PING, $SRV.INFO and $SRV.STATS answer", async () => {
