@@ -125,7 +125,7 @@ export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onP
         ...(drops ? { screenDrop: drops[j]! } : {}),
       };
     }),
-    counters: { ...occlusionCounters(result.counters, generated, strategy), sequences: 1 + result.occluded.length },
+    counters: { ...occlusionCounters(result.counters, generated, screen ? "screen" : result.strategy), sequences: 1 + result.occluded.length },
     setsUsed: setIds.length,
     setTokens: tokens.blocks.map((b) => b.length),
     sequenceCells: ctx.info.sequenceCells,

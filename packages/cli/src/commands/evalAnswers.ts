@@ -67,7 +67,7 @@ export function formatDuration(ms: number): string {
  */
 function runSettings(o: EvalAnswersOptions, benchmarkDir: string, methods: readonly string[], judge: Judge | undefined, config: GatewayConfig | undefined): Record<string, unknown> {
   const ask: Record<string, unknown> = {};
-  for (const key of ["k", "mode", "maxTokens", "strategy", "metrics", "tau", "minVotes", "epsilon", "maxSets", "maxGap", "method", "samples", "betaAlpha", "betaBeta"] as const) {
+  for (const key of ["k", "mode", "maxTokens", "strategy", "recomputeGap", "recomputeTail", "screenTopK", "screenThreshold", "screenRegenerate", "metrics", "tau", "minVotes", "epsilon", "maxSets", "maxGap", "method", "samples", "betaAlpha", "betaBeta"] as const) {
     if (o[key] !== undefined) ask[key] = o[key];
   }
   const engine: Record<string, unknown> = {};
