@@ -73,6 +73,12 @@ describe("attr-rag bench occlusion", () => {
     expect(screen.code, screen.stderr).toBe(0);
     const sr = JSON.parse(screen.stdout).strategies.screen;
     expect(sr).toMatchObject({ approximate: true, regenerated: 2, screened: 2, sequences_total: 5 });
+    const one = run(["bench", "occlusion", "--model", STORIES, "--sets", "4", "--set-tokens", "30", "--max-tokens", "12", "--strategies", "screen", "--screen-top-k", "1", "--json"]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout).strategies.screen).toMatchObject({ regenerated: 1, screened: 3 });
+    const stray = run(["bench", "occlusion", "--model", STORIES, "--screen-top-k", "1"]);
+    expect(stray.code).not.toBe(0);
+    expect(stray.stderr).toMatch(/--screen-top-k applies to the screen strategy/);
     expect(sr.fidelity).toMatchObject({ reference: "naive", mean_kl: null, top1_agreement: null });
     const bad = run(["bench", "occlusion", "--model", STORIES, "--recompute", "4,x"]);
     expect(bad.code).toBe(2);

@@ -16,6 +16,7 @@ interface BenchOcclusionOptions {
   maxTokens: string;
   strategies: string;
   recompute: string;
+  screenTopK?: string;
   corpus?: string;
   contextSize?: string;
   threads?: string;
@@ -50,7 +51,7 @@ export function registerBenchCommand(program: Command): void {
         "occluded answers token-identical, mean first divergence step, mean KL and top-1 agreement of next-token",
         "distributions along the exact answers (teacher-forced), mean |Δα| per text metric, and whether the",
         "selection is the same. `screen` (opt-in) screens every set with one teacher-forced kv-reuse pass and",
-        "regenerates the top half by drop exactly; the rest keep A_full. Progress goes to stderr.",
+        "regenerates the top --screen-top-k by drop (default half) exactly; the rest keep A_full. Progress goes to stderr.",
       ].join("\n"),
     )
     .requiredOption("--model <path|name>", "GGUF model to run: a path or a model-cache name")
@@ -59,6 +60,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--max-tokens <n>", "new tokens per answer", "128")
     .option("--strategies <list>", `comma-separated, from ${BENCH_STRATEGIES.join(", ")}; answers are compared only when naive is among them`, OCCLUSION_STRATEGIES.join(","))
     .option("--recompute <list>", "approximate strategies: prompt tokens recomputed before the suffix, one run per value", "0")
+    .option("--screen-top-k <n>", "screen: sets regenerated (default ⌈sets / 2⌉)")
     .option("--corpus <file>", "corpus.jsonl or a text file to cut sets from (default: the demo corpus)")
     .option("--context-size <n>", "KV cache cells (default: what the workload needs)")
     .option("--threads <n>", "CPU threads (default: all)")
@@ -79,6 +81,8 @@ export function registerBenchCommand(program: Command): void {
         throw new CliError(`--strategies: unknown ${unknown.join(", ") || "(empty)"}; use ${BENCH_STRATEGIES.join(",")}`);
       }
       const recompute = o.recompute.split(",").map((x) => nonNegativeInt("--recompute", x.trim()));
+      const screenTopK = o.screenTopK !== undefined ? nonNegativeInt("--screen-top-k", o.screenTopK) : undefined;
+      if (screenTopK !== undefined && !strategies.includes("screen")) throw new CliError("--screen-top-k applies to the screen strategy; add screen to --strategies");
       if (o.kv === "unified" && strategies.includes("kv-reuse")) {
         throw new CliError("--kv unified cannot run kv-reuse (it shifts cells a unified cache shares); use --kv streams, or kv-mask");
       }
@@ -108,6 +112,7 @@ export function registerBenchCommand(program: Command): void {
           maxTokens,
           strategies,
           recompute,
+          ...(screenTopK !== undefined ? { screenTopK } : {}),
           corpus,
           onProgress: (done, total, label) => bar.update(done, total, label),
         });

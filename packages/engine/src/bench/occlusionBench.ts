@@ -19,6 +19,8 @@ export interface OcclusionBenchOptions {
    * (default [0]: the suffix only). Entries other than 0 are named like "kv-reuse+16".
    */
   recompute?: readonly number[];
+  /** screen: sets regenerated (default ⌈n / 2⌉). */
+  screenTopK?: number;
   /** Texts to cut context sets from (in order; consecutive windows of `setTokens` tokens). */
   corpus: readonly string[];
   question?: string;
@@ -121,7 +123,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   for (const { name, strategy, tailTokens } of entries) {
     t0 = performance.now();
     if (strategy === "screen") {
-      const screen = await ctx.screen({ segments, maxTokens: o.maxTokens });
+      const screen = await ctx.screen({ segments, maxTokens: o.maxTokens, ...(o.screenTopK !== undefined ? { topK: o.screenTopK } : {}) });
       const wall = performance.now() - t0;
       for (let i = 0; i < perRun; i++) tick(name);
       results.set(name, { strategy, result: screen, wall, screen });
