@@ -19,6 +19,7 @@ export const BLOCKS = {
   "occlusion-bench": { files: ["occlusion-bench-f16.json", "occlusion-bench-q8_0.json"], render: occlusionBlock },
   "occlusion-qwen2-0.5b": { files: ["occlusion-qwen2-0.5b-q8_0.json"], render: occlusionBlock },
   "occlusion-stories260K": { files: ["occlusion-stories260K.json"], render: occlusionBlock },
+  "occlusion-screen-k2": { files: ["occlusion-bench-f16-screen-k2.json"], render: occlusionBlock },
   "occlusion-fidelity": {
     files: ["occlusion-stories260K.json", "occlusion-bench-f16.json", "occlusion-bench-q8_0.json", "occlusion-qwen2-0.5b-q8_0.json"],
     render: fidelityBlock,
