@@ -41,31 +41,26 @@ export function generationOptions(g: GenerationOptions | undefined): JobGenerati
 }
 
 function screenOf(s: GenerationOptions["screen"]): JobScreen {
-  if (s?.threshold !== undefined && s.topK !== undefined) throw invalidJob("generation.screen: give threshold or top_k, not both");
-  if (s?.threshold !== undefined && !Number.isFinite(s.threshold)) throw invalidJob(`generation.screen.threshold must be a finite number, got ${s.threshold}`);
-  const regenerate = strategyOf(s?.regenerate ?? EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED);
-  if (regenerate === "screen") throw invalidJob("generation.screen.regenerate cannot be SCREEN; use SPECULATIVE (exact, the default) or KV_REUSE");
+  const problem = screenOptionsProblem(s);
+  if (problem) throw invalidJob(problem);
+  const regenerate = strategyOf(s?.regenerate ?? EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED) as OcclusionStrategy;
   return { ...(s?.threshold !== undefined ? { threshold: s.threshold } : {}), ...(s?.topK !== undefined ? { topK: s.topK } : {}), regenerate };
 }
 
+/** What is wrong with SCREEN's options, for the gateway (request) and the worker (job) alike; undefined if nothing. */
+export function screenOptionsProblem(s: GenerationOptions["screen"]): string | undefined {
+  if (s?.threshold !== undefined && s.topK !== undefined) return "generation.screen: give threshold or top_k, not both";
+  if (s?.threshold !== undefined && !Number.isFinite(s.threshold)) return `generation.screen.threshold must be a finite number, got ${s.threshold}`;
+  if (s?.regenerate === EngineStrategy.ENGINE_STRATEGY_SCREEN) return "generation.screen.regenerate cannot be SCREEN; use SPECULATIVE (exact, the default) or KV_REUSE";
+  return undefined;
+}
+
+/** A job's strategy (unset: speculative). */
 export function strategyOf(s: EngineStrategy): JobStrategy {
-  switch (s) {
-    case EngineStrategy.ENGINE_STRATEGY_NAIVE:
-      return "naive";
-    case EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED:
-      return "prefix-shared";
-    case EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED:
-    case EngineStrategy.ENGINE_STRATEGY_SPECULATIVE:
-      return "speculative";
-    case EngineStrategy.ENGINE_STRATEGY_KV_REUSE:
-      return "kv-reuse";
-    case EngineStrategy.ENGINE_STRATEGY_KV_MASK:
-      return "kv-mask";
-    case EngineStrategy.ENGINE_STRATEGY_SCREEN:
-      return "screen";
-    default:
-      throw invalidJob(`generation.strategy ${String(s)} is not a defined EngineStrategy`);
-  }
+  if (s === EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED) return "speculative";
+  const name = strategyNameOf(s);
+  if (name === undefined) throw invalidJob(`generation.strategy ${String(s)} is not a defined EngineStrategy`);
+  return name;
 }
 
 const TO_PROTO: Record<JobStrategy, EngineStrategy> = {
@@ -76,6 +71,9 @@ const TO_PROTO: Record<JobStrategy, EngineStrategy> = {
   "kv-mask": EngineStrategy.ENGINE_STRATEGY_KV_MASK,
   screen: EngineStrategy.ENGINE_STRATEGY_SCREEN,
 };
+
+/** Every strategy name, in EngineStrategy order (what the CLI accepts). */
+export const JOB_STRATEGIES = Object.keys(TO_PROTO) as JobStrategy[];
 
 export function strategyToProto(s: JobStrategy): EngineStrategy {
   return TO_PROTO[s];
@@ -88,5 +86,5 @@ export function isApproximateProto(s: EngineStrategy | undefined): boolean {
 
 /** The strategy's CLI name (`kv-reuse`, …); undefined for UNSPECIFIED or an unknown value. */
 export function strategyNameOf(s: EngineStrategy): JobStrategy | undefined {
-  return (Object.keys(TO_PROTO) as JobStrategy[]).find((k) => TO_PROTO[k] === s);
+  return JOB_STRATEGIES.find((k) => TO_PROTO[k] === s);
 }

@@ -5,7 +5,16 @@ export { LocalEngine } from "./localEngine.js";
 export { runOcclusionJob } from "./runOcclusionJob.js";
 export { runGenerationJob } from "./runGenerationJob.js";
 export { runLikelihoodJob } from "./runLikelihoodJob.js";
-export { generationOptions, isApproximateProto, strategyNameOf, strategyOf, strategyToProto, type JobStrategy } from "./generationOptions.js";
+export {
+  generationOptions,
+  isApproximateProto,
+  JOB_STRATEGIES,
+  screenOptionsProblem,
+  strategyNameOf,
+  strategyOf,
+  strategyToProto,
+  type JobStrategy,
+} from "./generationOptions.js";
 export { addCounters, countNearTies, generationCounters, NEAR_TIE_MARGIN, occlusionCounters } from "./counters.js";
 export { closingDelta, finishReasonOf } from "./closingDelta.js";
 export { answerToProto, divergence } from "./answers.js";

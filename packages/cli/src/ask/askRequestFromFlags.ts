@@ -9,6 +9,7 @@ import {
 } from "@attr-rag/contracts";
 import { COALITION_METHODS } from "@attr-rag/core";
 import { methodToProto } from "@attr-rag/gateway";
+import { JOB_STRATEGIES, strategyToProto } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
 import { nonNegativeInt, positiveInt } from "../parseArgs.js";
 
@@ -39,14 +40,7 @@ export interface AskFlags {
 }
 
 const MODES: Record<string, RetrievalMode> = { dense: RetrievalMode.RETRIEVAL_MODE_DENSE, bm25: RetrievalMode.RETRIEVAL_MODE_BM25, hybrid: RetrievalMode.RETRIEVAL_MODE_HYBRID };
-const STRATEGIES: Record<string, EngineStrategy> = {
-  naive: EngineStrategy.ENGINE_STRATEGY_NAIVE,
-  "prefix-shared": EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED,
-  speculative: EngineStrategy.ENGINE_STRATEGY_SPECULATIVE,
-  "kv-reuse": EngineStrategy.ENGINE_STRATEGY_KV_REUSE,
-  "kv-mask": EngineStrategy.ENGINE_STRATEGY_KV_MASK,
-  screen: EngineStrategy.ENGINE_STRATEGY_SCREEN,
-};
+const STRATEGIES: Record<string, EngineStrategy> = Object.fromEntries(JOB_STRATEGIES.map((s) => [s, strategyToProto(s)]));
 const { screen: _screen, ...REGENERATE } = STRATEGIES;
 const METRICS: Record<string, AttributionMetric> = {
   cosine: AttributionMetric.ATTRIBUTION_METRIC_COSINE,

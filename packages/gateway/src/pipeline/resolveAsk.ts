@@ -16,6 +16,7 @@ import type { GatewayConfig, RetrievalModeName, StrategyName } from "../config/g
 import { buildPrompt } from "./buildPrompt.js";
 import { metricFromProto, type SelectionMetric, type SelectionSettings } from "@attr-rag/selector";
 import { resolveAttribution, type ResolvedAttribution } from "./resolveAttribution.js";
+import { screenOptionsProblem, strategyNameOf } from "@attr-rag/worker";
 
 /** Selection parameters with every default applied: what the selector receives. */
 export type ResolvedSelection = SelectionSettings;
@@ -151,33 +152,18 @@ export function resolveGeneration(g: GenerationOptions | undefined, config: Gate
 }
 
 function resolveScreen(s: GenerationOptions["screen"], config: GatewayConfig): NonNullable<ResolvedGeneration["screen"]> {
-  if (s?.threshold !== undefined && s.topK !== undefined) throw invalid("generation.screen: give threshold or top_k, not both");
-  if (s?.threshold !== undefined && !Number.isFinite(s.threshold)) throw invalid(`generation.screen.threshold must be a finite number, got ${s.threshold}`);
+  const problem = screenOptionsProblem(s);
+  if (problem) throw invalid(problem);
   // Unset: speculative, exact whatever the server's default strategy is (a documented choice, not the config's).
   const regenerate = s?.regenerate === undefined || s.regenerate === EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED ? "speculative" : strategyName(s.regenerate, config);
-  if (regenerate === "screen") throw invalid("generation.screen.regenerate cannot be SCREEN; use SPECULATIVE (exact, the default) or KV_REUSE");
-  return { ...(s?.threshold !== undefined ? { threshold: s.threshold } : {}), ...(s?.topK !== undefined ? { topK: s.topK } : {}), regenerate };
+  return { ...(s?.threshold !== undefined ? { threshold: s.threshold } : {}), ...(s?.topK !== undefined ? { topK: s.topK } : {}), regenerate: regenerate as EngineStrategyName };
 }
 
 function strategyName(s: EngineStrategy, config: GatewayConfig): ResolvedGeneration["strategy"] {
-  switch (s) {
-    case EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED:
-      return config.strategy;
-    case EngineStrategy.ENGINE_STRATEGY_NAIVE:
-      return "naive";
-    case EngineStrategy.ENGINE_STRATEGY_PREFIX_SHARED:
-      return "prefix-shared";
-    case EngineStrategy.ENGINE_STRATEGY_SPECULATIVE:
-      return "speculative";
-    case EngineStrategy.ENGINE_STRATEGY_KV_REUSE:
-      return "kv-reuse";
-    case EngineStrategy.ENGINE_STRATEGY_KV_MASK:
-      return "kv-mask";
-    case EngineStrategy.ENGINE_STRATEGY_SCREEN:
-      return "screen";
-    default:
-      throw invalid(`generation.strategy ${String(s)} is not a defined EngineStrategy`);
-  }
+  if (s === EngineStrategy.ENGINE_STRATEGY_UNSPECIFIED) return config.strategy;
+  const name = strategyNameOf(s);
+  if (name === undefined) throw invalid(`generation.strategy ${String(s)} is not a defined EngineStrategy`);
+  return name;
 }
 
 function baselineName(b: Baseline): ResolvedAsk["baseline"] {
