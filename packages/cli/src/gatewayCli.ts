@@ -29,7 +29,7 @@ export function configFromOptions(options: Record<string, unknown>, keys: readon
   }
 }
 
-const USAGE_CODES = new Set<number>([status.INVALID_ARGUMENT, status.NOT_FOUND, status.UNAUTHENTICATED, status.OUT_OF_RANGE, status.UNIMPLEMENTED]);
+const USAGE_CODES = new Set<number>([status.INVALID_ARGUMENT, status.NOT_FOUND, status.ALREADY_EXISTS, status.UNAUTHENTICATED, status.OUT_OF_RANGE, status.UNIMPLEMENTED]);
 
 /** Pipeline errors as CLI errors: what the user can fix by changing the command exits 2, the rest 1. */
 export function gatewayErrorToCli(err: unknown): unknown {

@@ -13,6 +13,7 @@ import { registerDemoCommand } from "./commands/demo.js";
 import { registerSelectorCommand } from "./commands/selector.js";
 import { registerWorkerCommand } from "./commands/worker.js";
 import { registerClusterCommand } from "./commands/cluster.js";
+import { registerBatchCommand } from "./commands/batch.js";
 
 export const VERSION = "0.1.0";
 
@@ -38,5 +39,6 @@ export function createProgram(): Command {
   registerWorkerCommand(program);
   registerSelectorCommand(program);
   registerClusterCommand(program);
+  registerBatchCommand(program);
   return program;
 }

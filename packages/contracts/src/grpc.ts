@@ -7,5 +7,8 @@ export const ATTR_RAG_SERVICE_NAME = "attr_rag.v1.AttrRagService";
 /** "attr_rag.v1.IndexService" */
 export const INDEX_SERVICE_NAME = "attr_rag.v1.IndexService";
 
+/** "attr_rag.v1.BatchService" */
+export const BATCH_SERVICE_NAME = "attr_rag.v1.BatchService";
+
 /** Every service of the API, for registering health status. */
-export const GRPC_SERVICE_NAMES: readonly string[] = [ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME];
+export const GRPC_SERVICE_NAMES: readonly string[] = [ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME, BATCH_SERVICE_NAME];

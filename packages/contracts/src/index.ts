@@ -134,7 +134,41 @@ export {
   AttributeResponse,
 } from "./gen/attr_rag/v1/attr_rag_service.js";
 export type { AttrRagServiceServer } from "./gen/attr_rag/v1/attr_rag_service.js";
-export { ATTR_RAG_SERVICE_NAME, GRPC_SERVICE_NAMES, INDEX_SERVICE_NAME } from "./grpc.js";
+export { ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, GRPC_SERVICE_NAMES, INDEX_SERVICE_NAME } from "./grpc.js";
+
+// Batches: BatchService and the messages its items and results travel in (also JetStream payloads)
+export {
+  Batch,
+  BatchCounts,
+  BatchItem,
+  BatchItemJob,
+  BatchItemResult,
+  BatchItemState,
+  BatchRecord,
+  BatchRunning,
+  BatchState,
+  batchItemStateFromJSON,
+  batchItemStateToJSON,
+  batchStateFromJSON,
+  batchStateToJSON,
+} from "./gen/attr_rag/v1/batch.js";
+export {
+  BatchServiceClient,
+  BatchServiceService,
+  CancelBatchRequest,
+  CancelBatchResponse,
+  CreateBatchRequest,
+  CreateBatchResponse,
+  GetBatchRequest,
+  GetBatchResponse,
+  ListBatchesRequest,
+  ListBatchesResponse,
+  ListBatchResultsRequest,
+  ListBatchResultsResponse,
+  WatchBatchRequest,
+  WatchBatchResponse,
+} from "./gen/attr_rag/v1/batch_service.js";
+export type { BatchServiceServer } from "./gen/attr_rag/v1/batch_service.js";
 
 // NATS payloads: engine jobs (JetStream work queue) and the selector service
 export {
@@ -149,6 +183,8 @@ export {
   LikelihoodResult,
   OcclusionJob,
   OcclusionResult,
+  GetWorkerStatsRequest,
+  WorkerStats,
   jobErrorCodeFromJSON,
   jobErrorCodeToJSON,
 } from "./gen/attr_rag/v1/worker.js";
@@ -157,6 +193,19 @@ export { Embedding } from "./gen/attr_rag/v1/embedding.js";
 
 // NATS subjects, stream, consumer and service names
 export {
+  BATCH_BUCKET,
+  BATCH_CANCEL_SUBJECTS,
+  BATCH_ITEMS_STREAM,
+  BATCH_ITEMS_STREAM_SUBJECTS,
+  BATCH_RESULTS_STREAM,
+  BATCH_RESULTS_STREAM_SUBJECTS,
+  BATCH_RUNNERS_CONSUMER,
+  batchCancelSubject,
+  batchItemsSubject,
+  batchResultsFilter,
+  batchResultSubject,
+  isBatchId,
+  JOB_LANES,
   DEAD_LETTER_STREAM,
   DEAD_LETTER_STREAM_SUBJECTS,
   INDEX_NATS_SERVICE,
@@ -173,8 +222,9 @@ export {
   jobSubject,
   workerConsumer,
   workerFilterSubject,
+  workerNatsService,
 } from "./subjects.js";
-export type { JobKind, NatsEndpoint, NatsServiceInfo } from "./subjects.js";
+export type { JobKind, JobLane, NatsEndpoint, NatsServiceInfo } from "./subjects.js";
 
 // The codec shape every message value implements (encode/decode/create/fromPartial/JSON), for generic code.
 export type { DeepPartial, MessageFns } from "./gen/attr_rag/v1/pipeline.js";

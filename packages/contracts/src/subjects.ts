@@ -22,12 +22,20 @@ function checkToken(what: string, token: string): string {
 }
 
 /**
- * Work-queue subject of a job: `attr_rag.v1.queue.<kind>.<model>`. OcclusionJob -> OcclusionResult,
- * GenerationJob -> GenerationResult, LikelihoodJob -> LikelihoodResult; results come back on
- * jobResultSubject(). The model id is part of the subject, so a worker only ever sees jobs for its model.
+ * Which queue an engine job waits in. Workers pull an interactive job whenever one waits and a batch job only
+ * when none does, so an Ask from a person is never stuck behind a pipeline's batch (README, "Batches").
  */
-export function jobSubject(kind: JobKind, model: string): string {
-  return `${SUBJECT_PREFIX}.queue.${kind}.${checkToken("model id", model)}`;
+export type JobLane = "interactive" | "batch";
+export const JOB_LANES: readonly JobLane[] = ["interactive", "batch"];
+
+/**
+ * Work-queue subject of a job: `attr_rag.v1.queue.<kind>.<model>` (interactive) or
+ * `attr_rag.v1.queue.<kind>.<model>.batch`. OcclusionJob -> OcclusionResult, GenerationJob -> GenerationResult,
+ * LikelihoodJob -> LikelihoodResult; results come back on jobResultSubject(). The model id is part of the
+ * subject, so a worker only ever sees jobs for its model.
+ */
+export function jobSubject(kind: JobKind, model: string, lane: JobLane = "interactive"): string {
+  return `${SUBJECT_PREFIX}.queue.${kind}.${checkToken("model id", model)}${lane === "batch" ? ".batch" : ""}`;
 }
 
 /** JetStream stream with work-queue retention holding every job until one worker acknowledges it. */
@@ -36,14 +44,14 @@ export const JOBS_STREAM = "ATTR_RAG_JOBS";
 /** Subjects of JOBS_STREAM: every job subject and nothing else (results and progress must stay out of it). */
 export const JOBS_STREAM_SUBJECTS: readonly string[] = [`${SUBJECT_PREFIX}.queue.>`];
 
-/** Durable pull consumer that every worker of one model shares, so each job goes to exactly one of them. */
-export function workerConsumer(model: string): string {
-  return `attr-rag-workers-${checkToken("model id", model)}`;
+/** Durable pull consumer that every worker of one model shares per lane, so each job goes to exactly one of them. */
+export function workerConsumer(model: string, lane: JobLane = "interactive"): string {
+  return `attr-rag-workers-${checkToken("model id", model)}${lane === "batch" ? "-batch" : ""}`;
 }
 
-/** The filter of workerConsumer(model): every kind of job for that model. */
-export function workerFilterSubject(model: string): string {
-  return `${SUBJECT_PREFIX}.queue.*.${checkToken("model id", model)}`;
+/** The filter of workerConsumer(model, lane): every kind of job for that model in that lane. */
+export function workerFilterSubject(model: string, lane: JobLane = "interactive"): string {
+  return `${SUBJECT_PREFIX}.queue.*.${checkToken("model id", model)}${lane === "batch" ? ".batch" : ""}`;
 }
 
 /** Stream (limits retention) that keeps dead letters: jobs no worker could run. */
@@ -120,6 +128,20 @@ export const SELECTOR_NATS_SERVICE: NatsServiceInfo<"select"> = {
 };
 
 /**
+ * One worker's own service (no queue group: each instance answers for itself), so `$SRV.PING/INFO/STATS
+ * .attr-rag-worker` reaches every worker; the stats endpoint answers GetWorkerStatsRequest with WorkerStats.
+ */
+export function workerNatsService(workerId: string): NatsServiceInfo<"stats"> {
+  return {
+    name: "attr-rag-worker",
+    version: "1.0.0",
+    description: "Attr-RAG engine worker: runs occlusion, generation and likelihood jobs from the work queue",
+    queue: "",
+    endpoints: { stats: endpoint(`worker.${checkToken("worker id", workerId)}`, "stats", "GetWorkerStatsRequest", "WorkerStats") },
+  };
+}
+
+/**
  * The index over NATS: the same messages as the IndexService gRPC methods. The client-streaming
  * IngestDocuments becomes one request per document, answered by a response with one result.
  */
@@ -137,3 +159,48 @@ export const INDEX_NATS_SERVICE: NatsServiceInfo<"ingest" | "search" | "getChunk
     embedTexts: endpoint("index", "embed_texts", "EmbedTextsRequest", "EmbedTextsResponse"),
   },
 };
+
+// Batches (distributed mode): items wait in a work queue that every gateway's batch runner pulls from, results
+// are kept in a stream (one subject per item, written once), batch records live in a key-value bucket.
+
+/** Whether `id` can name a batch: 1-64 letters, digits, '-' or '_' (it is a subject token and a KV key token). */
+export function isBatchId(id: string): boolean {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(id);
+}
+
+function checkBatchId(id: string): string {
+  if (!isBatchId(id)) throw new RangeError(`batch id must be 1-64 letters, digits, '-' or '_': ${JSON.stringify(id)}`);
+  return id;
+}
+
+/** Work-queue stream of BatchItemJob messages, one per item, until a runner has recorded the item's result. */
+export const BATCH_ITEMS_STREAM = "ATTR_RAG_BATCH_ITEMS";
+export const BATCH_ITEMS_STREAM_SUBJECTS: readonly string[] = [`${SUBJECT_PREFIX}.batch.items.>`];
+/** Subject of a batch's items. */
+export function batchItemsSubject(batchId: string): string {
+  return `${SUBJECT_PREFIX}.batch.items.${checkBatchId(batchId)}`;
+}
+/** Durable pull consumer that every gateway's batch runner shares. */
+export const BATCH_RUNNERS_CONSUMER = "attr-rag-batch-runners";
+
+/** Stream (limits retention) of BatchItemResult messages; each item's subject holds at most one. */
+export const BATCH_RESULTS_STREAM = "ATTR_RAG_BATCH_RESULTS";
+export const BATCH_RESULTS_STREAM_SUBJECTS: readonly string[] = [`${SUBJECT_PREFIX}.batch.results.>`];
+/** Subject of one item's result (the item's index, not its id: ids are free text). */
+export function batchResultSubject(batchId: string, index: number): string {
+  if (!Number.isInteger(index) || index < 0) throw new RangeError(`item index must be an integer ≥ 0, got ${index}`);
+  return `${SUBJECT_PREFIX}.batch.results.${checkBatchId(batchId)}.${index}`;
+}
+/** Every result of one batch. */
+export function batchResultsFilter(batchId: string): string {
+  return `${SUBJECT_PREFIX}.batch.results.${checkBatchId(batchId)}.*`;
+}
+
+/** Core-NATS subject on which CancelBatch tells every gateway to stop the batch's running items (empty payload). */
+export function batchCancelSubject(batchId: string): string {
+  return `${SUBJECT_PREFIX}.batch.cancel.${checkBatchId(batchId)}`;
+}
+export const BATCH_CANCEL_SUBJECTS = `${SUBJECT_PREFIX}.batch.cancel.*`;
+
+/** Key-value bucket: `batch.<id>` → BatchRecord, `running.<id>.<runner>` → BatchRunning. */
+export const BATCH_BUCKET = "ATTR_RAG_BATCHES";

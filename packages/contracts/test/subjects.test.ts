@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
 import * as contracts from "../src/index.js";
 import {
+  BATCH_BUCKET,
+  BATCH_CANCEL_SUBJECTS,
+  BATCH_ITEMS_STREAM,
+  BATCH_ITEMS_STREAM_SUBJECTS,
+  BATCH_RESULTS_STREAM,
+  BATCH_RESULTS_STREAM_SUBJECTS,
+  BATCH_RUNNERS_CONSUMER,
+  batchCancelSubject,
+  batchItemsSubject,
+  batchResultsFilter,
+  batchResultSubject,
+  isBatchId,
   DEAD_LETTER_STREAM,
   DEAD_LETTER_STREAM_SUBJECTS,
   INDEX_NATS_SERVICE,
@@ -66,6 +78,40 @@ describe("subjects", () => {
     expect(() => jobSubject("occlusion", "a.b")).toThrow(/model id must be a NATS subject token/);
   });
 
+  it("subjects - each lane has its own consumer: the batch lane's filter takes batch jobs only, the interactive one none of them", () => {
+    expect(jobSubject("occlusion", "stories260K", "batch")).toBe("attr_rag.v1.queue.occlusion.stories260K.batch");
+    for (const kind of JOB_KINDS) {
+      const batch = jobSubject(kind, "stories260K", "batch");
+      expect(JOBS_STREAM_SUBJECTS.some((f) => subjectMatches(f, batch))).toBe(true);
+      expect(subjectMatches(workerFilterSubject("stories260K", "batch"), batch)).toBe(true);
+      expect(subjectMatches(workerFilterSubject("stories260K"), batch)).toBe(false);
+      expect(subjectMatches(workerFilterSubject("stories260K", "batch"), jobSubject(kind, "stories260K"))).toBe(false);
+      expect(subjectMatches(workerFilterSubject("other", "batch"), batch)).toBe(false);
+    }
+    expect(workerConsumer("stories260K", "batch")).not.toBe(workerConsumer("stories260K"));
+    expect(workerConsumer("stories260K", "batch")).toMatch(NATS_NAME);
+  });
+
+  it("subjects - batch items, results and cancels have their own subjects, outside the jobs stream", () => {
+    expect(batchItemsSubject("nightly-42")).toBe("attr_rag.v1.batch.items.nightly-42");
+    expect(batchResultSubject("nightly-42", 7)).toBe("attr_rag.v1.batch.results.nightly-42.7");
+    expect(subjectMatches(batchResultsFilter("nightly-42"), batchResultSubject("nightly-42", 7))).toBe(true);
+    expect(subjectMatches(batchResultsFilter("nightly-4"), batchResultSubject("nightly-42", 7))).toBe(false);
+    expect(BATCH_ITEMS_STREAM_SUBJECTS.some((f) => subjectMatches(f, batchItemsSubject("b")))).toBe(true);
+    expect(BATCH_RESULTS_STREAM_SUBJECTS.some((f) => subjectMatches(f, batchResultSubject("b", 0)))).toBe(true);
+    expect(subjectMatches(BATCH_CANCEL_SUBJECTS, batchCancelSubject("b"))).toBe(true);
+    for (const subject of [batchItemsSubject("b"), batchResultSubject("b", 0), batchCancelSubject("b")]) {
+      expect(JOBS_STREAM_SUBJECTS.filter((f) => subjectMatches(f, subject))).toEqual([]);
+    }
+    expect(BATCH_ITEMS_STREAM_SUBJECTS.filter((f) => subjectMatches(f, batchResultSubject("b", 0)))).toEqual([]);
+    for (const id of ["", "a.b", "a b", "x".repeat(65), "é"]) {
+      expect(isBatchId(id)).toBe(false);
+      expect(() => batchItemsSubject(id)).toThrow(RangeError);
+    }
+    expect(() => batchResultSubject("b", -1)).toThrow(RangeError);
+    for (const name of [BATCH_ITEMS_STREAM, BATCH_RESULTS_STREAM, BATCH_BUCKET, BATCH_RUNNERS_CONSUMER]) expect(name).toMatch(NATS_NAME);
+  });
+
   it("subjects - result and progress subjects are per job", () => {
     expect(jobResultSubject("job-1_a")).toBe("attr_rag.v1.jobs.job-1_a.result");
     expect(jobProgressSubject("job-1_a")).toBe("attr_rag.v1.jobs.job-1_a.progress");
@@ -79,7 +125,7 @@ describe("subjects", () => {
   });
 
   it("subjects - stream, consumer and service names are valid for NATS", () => {
-    for (const stream of [JOBS_STREAM, DEAD_LETTER_STREAM]) expect(stream).toMatch(/^[^.*>\s/\\]+$/);
+    for (const stream of [JOBS_STREAM, DEAD_LETTER_STREAM, BATCH_ITEMS_STREAM, BATCH_RESULTS_STREAM]) expect(stream).toMatch(/^[^.*>\s/\\]+$/);
     expect(workerConsumer("stories260K")).toMatch(NATS_NAME);
     for (const service of SERVICES) {
       expect(service.name).toMatch(NATS_NAME);

@@ -93,3 +93,13 @@ export { betaPositionWeights, shapleyPositionWeights } from "./coalitions/semiva
 export { averageRanks, kendallTau, spearman } from "./coalitions/rankCorrelation.js";
 export { SeededRandom } from "./coalitions/seededRandom.js";
 export * from "./evaluation/index.js";
+export {
+  batchLifecycle,
+  batchThroughput,
+  finishedItems,
+  RATE_WINDOW_MS,
+  windowStart,
+  type BatchItemCounts,
+  type BatchLifecycle,
+  type BatchThroughput,
+} from "./batch/batchProgress.js";

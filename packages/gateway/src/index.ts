@@ -1,9 +1,26 @@
 // Public API of @attr-rag/gateway: the Attr-RAG pipeline (one code path for the gRPC service and the CLI)
 // and its gRPC server. Siblings import only from here.
 export { ConfigError } from "./config/ConfigError.js";
-export { DEFAULT_CONFIG, type GatewayConfig, type RetrievalModeName, type StrategyName } from "./config/gatewayConfig.js";
+export {
+  batchConcurrencyOf,
+  DEFAULT_CONFIG,
+  DISTRIBUTED_BATCH_CONCURRENCY,
+  DISTRIBUTED_MAX_CONCURRENT_ASKS,
+  type GatewayConfig,
+  type RetrievalModeName,
+  type StrategyName,
+} from "./config/gatewayConfig.js";
 export { CONFIG_KEYS, envName, flagName, loadConfig, type ConfigSources } from "./config/loadConfig.js";
 export { Runtime, type Reranker } from "./runtime/Runtime.js";
+export type { PipelineRuntime } from "./runtime/pipelineRuntime.js";
+export type { BatchQueue, BatchStore, ClaimedItem, NewBatch } from "./batch/batchStore.js";
+export { BatchRunner, type BatchRunnerOptions } from "./batch/BatchRunner.js";
+export { SqliteBatchStore, BATCHES_FILE } from "./batch/sqlite/SqliteBatchStore.js";
+export { JetStreamBatchStore } from "./batch/jetstream/JetStreamBatchStore.js";
+export { DEFAULT_BATCH_QUEUE, type BatchQueueSettings } from "./batch/jetstream/batchStreams.js";
+export { prepareBatch, itemsDigest } from "./batch/prepareBatch.js";
+export { hasEnded } from "./batch/toBatch.js";
+export { InteractiveGate, gatedEngine } from "./batch/interactiveGate.js";
 export { runAsk } from "./pipeline/runAsk.js";
 export { prepareAttribute, runAttribute } from "./pipeline/runAttribute.js";
 export { methodToProto } from "./pipeline/resolveAttribution.js";

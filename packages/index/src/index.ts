@@ -67,6 +67,7 @@ export { SCHEMA_VERSION } from "./sqlite/migrations.js";
 export { serveIndexOverNats } from "./nats/indexOverNats.js";
 export { NatsIndex } from "./nats/natsIndex.js";
 export { DEFAULT_EMBED_BATCH_SIZE, DEFAULT_SAVE_EVERY } from "./store/validateOpenOptions.js";
+export { StoreLock } from "./store/storeLock.js";
 export type {
   DocumentInput,
   EmbedderInfo,

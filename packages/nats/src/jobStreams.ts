@@ -2,7 +2,7 @@
 // stream, and the durable pull consumer the workers of one model share. Idempotent: every role may call it.
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type ConsumerConfig, type JetStreamManager } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
-import { DEAD_LETTER_STREAM, DEAD_LETTER_STREAM_SUBJECTS, JOBS_STREAM, JOBS_STREAM_SUBJECTS, workerConsumer, workerFilterSubject } from "@attr-rag/contracts";
+import { DEAD_LETTER_STREAM, DEAD_LETTER_STREAM_SUBJECTS, JOBS_STREAM, JOBS_STREAM_SUBJECTS, workerConsumer, workerFilterSubject, type JobLane } from "@attr-rag/contracts";
 
 export interface JobQueueSettings {
   /** How long a worker may hold a job without acking or saying it is working before it is redelivered. */
@@ -49,11 +49,11 @@ async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamM
   }
 }
 
-/** The consumer of one model's jobs (created on first use, its settings kept up to date). */
-export function workerConsumerConfig(model: string, settings: JobQueueSettings = DEFAULT_JOB_QUEUE): Partial<ConsumerConfig> {
+/** The consumer of one model's jobs in one lane (created on first use, its settings kept up to date). */
+export function workerConsumerConfig(model: string, settings: JobQueueSettings = DEFAULT_JOB_QUEUE, lane: JobLane = "interactive"): Partial<ConsumerConfig> {
   return {
-    durable_name: workerConsumer(model),
-    filter_subject: workerFilterSubject(model),
+    durable_name: workerConsumer(model, lane),
+    filter_subject: workerFilterSubject(model, lane),
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(settings.ackWaitMs),
@@ -63,8 +63,8 @@ export function workerConsumerConfig(model: string, settings: JobQueueSettings =
   };
 }
 
-export async function ensureWorkerConsumer(jsm: JetStreamManager, model: string, settings: JobQueueSettings = DEFAULT_JOB_QUEUE): Promise<void> {
-  const config = workerConsumerConfig(model, settings);
+export async function ensureWorkerConsumer(jsm: JetStreamManager, model: string, settings: JobQueueSettings = DEFAULT_JOB_QUEUE, lane: JobLane = "interactive"): Promise<void> {
+  const config = workerConsumerConfig(model, settings, lane);
   try {
     await jsm.consumers.info(JOBS_STREAM, config.durable_name!);
     await jsm.consumers.update(JOBS_STREAM, config.durable_name!, { ack_wait: config.ack_wait!, max_deliver: config.max_deliver! });

@@ -42,8 +42,16 @@ export async function serveService(
   info: NatsServiceInfo<string>,
   handlers: readonly EndpointHandler<any, any>[],
   toError: (err: unknown, endpoint: string) => { code: number; message: string },
+  /** Extra data every endpoint reports in `$SRV.STATS` (a JSON value). */
+  statsData?: () => unknown,
 ): Promise<Service> {
-  const service = await new Svcm(nc).add({ name: info.name, version: info.version, description: info.description, queue: info.queue });
+  const service = await new Svcm(nc).add({
+    name: info.name,
+    version: info.version,
+    description: info.description,
+    queue: info.queue,
+    ...(statsData !== undefined ? { statsHandler: async () => statsData() } : {}),
+  });
   for (const h of handlers) {
     service.addEndpoint(h.endpoint.name, {
       subject: h.endpoint.subject,

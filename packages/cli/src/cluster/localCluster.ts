@@ -27,6 +27,8 @@ export interface LocalClusterOptions {
   readonly workerArgs?: readonly string[];
   /** Gateway flags (request defaults, limits). */
   readonly gatewayArgs?: readonly string[];
+  /** Gateways (each its own process on its own port; all share the batches in JetStream). Default 1. */
+  readonly gateways?: number;
   /** Gateway port; 0 (default) for a free one. */
   readonly gatewayPort?: number;
   readonly ackWaitSeconds?: number;
@@ -49,12 +51,17 @@ export class LocalCluster implements AsyncDisposable {
   readonly workers: ClusterProcess[] = [];
   index!: ClusterProcess;
   selector!: ClusterProcess;
+  /** The first gateway (the one `gatewayAddress` names). */
   gateway!: ClusterProcess;
-  /** host:port of the gateway's gRPC server. */
+  readonly gateways: ClusterProcess[] = [];
+  /** host:port of the first gateway's gRPC server. */
   gatewayAddress = "";
+  /** host:port of every gateway, in start order. */
+  readonly gatewayAddresses: string[] = [];
   readonly modelId: string;
   readonly passwords: Readonly<Record<Role, string>>;
   #nextWorker = 0;
+  #nextGateway = 0;
   #stopping: Promise<void> | undefined;
 
   private constructor(
@@ -95,18 +102,7 @@ export class LocalCluster implements AsyncDisposable {
       await cluster.index.waitFor(/serving the index on NATS/, ready);
       await cluster.selector.waitFor(/selector \S+ serving on/, ready);
       for (const w of cluster.workers) await w.waitFor(/worker \S+ serving model/, ready);
-      cluster.gateway = cluster.#spawn("gateway", [
-        "serve",
-        "--nats",
-        nats.url,
-        ...cluster.credentials("gateway"),
-        "--model",
-        cluster.modelId,
-        "--port",
-        String(options.gatewayPort ?? 0),
-        ...(options.gatewayArgs ?? []),
-      ]);
-      cluster.gatewayAddress = (await cluster.gateway.waitFor(/listening on (\S+)/, ready))[1]!;
+      for (let i = 0; i < (options.gateways ?? 1); i++) await cluster.addGateway(i === 0 ? (options.gatewayPort ?? 0) : 0, ready);
       return cluster;
     } catch (err) {
       await cluster.kill();
@@ -117,6 +113,18 @@ export class LocalCluster implements AsyncDisposable {
   /** The flags that log `role` in to NATS. */
   credentials(role: Role): string[] {
     return ["--nats-user", role, "--nats-pass", this.passwords[role]];
+  }
+
+  /** Starts one more gateway and waits until it listens; returns its address. */
+  async addGateway(port = 0, readyTimeoutMs = 120_000): Promise<string> {
+    const name = this.#nextGateway++ === 0 ? "gateway" : `gateway-${this.#nextGateway}`;
+    const g = this.#spawn(name, ["serve", "--nats", this.url, ...this.credentials("gateway"), "--model", this.modelId, "--port", String(port), ...(this.options.gatewayArgs ?? [])]);
+    this.gateways.push(g);
+    this.gateway ??= g;
+    const address = (await g.waitFor(/listening on (\S+)/, readyTimeoutMs))[1]!;
+    this.gatewayAddresses.push(address);
+    if (this.gatewayAddress === "") this.gatewayAddress = address;
+    return address;
   }
 
   /** Starts one more worker (wait for /serving model/ on it before counting on it). */
@@ -144,7 +152,7 @@ export class LocalCluster implements AsyncDisposable {
   }
 
   get processes(): ClusterProcess[] {
-    return [this.gateway, ...this.workers, this.selector, this.index].filter((p): p is ClusterProcess => p !== undefined);
+    return [...this.gateways, ...this.workers, this.selector, this.index].filter((p): p is ClusterProcess => p !== undefined);
   }
 
   /** Everything the processes printed (the kept part), for failure messages. */
@@ -155,7 +163,7 @@ export class LocalCluster implements AsyncDisposable {
   /** Graceful: the gateway first (no new work), then workers (finish or hand back), selector, index, NATS. */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
-      await this.gateway?.stop("SIGTERM");
+      await Promise.all(this.gateways.map((g) => g.stop("SIGTERM")));
       await Promise.all(this.workers.map((w) => w.stop("SIGTERM")));
       await Promise.all([this.selector?.stop("SIGTERM"), this.index?.stop("SIGTERM")]);
       await this.nats[Symbol.asyncDispose]();

@@ -7,7 +7,7 @@ import { remoteAsk } from "../ask/remoteAsk.js";
 import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
-import { addStrategyOptions } from "../ask/strategyOptions.js";
+import { addAskRequestOptions } from "../ask/askRequestOptions.js";
 
 /** Settings of the embedded pipeline (a server has its own). */
 export const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "reranker", "threads", "gpuLayers", "contextSize", "sequences", "batchSize"];
@@ -83,25 +83,9 @@ export function registerAskCommand(program: Command): void {
     .option("--token <token>", "bearer token for --server (default: $ATTR_RAG_TOKEN)")
     .option("--tls-ca <file>", "PEM root certificate: connect to --server with TLS")
     .option("--timeout <seconds>", "deadline for --server; the server stops the work when it passes")
-    .option("--baseline <kind>", "none | topk[:K] | rerank[:K] (the paper's Table I baselines)")
-    .option("--k <n>", "chunks to retrieve (default 30)")
-    .option("--mode <mode>", "retrieval: dense | bm25 | hybrid (default: the config's, hybrid)")
-    .option("--max-tokens <n>", "max new tokens per answer (default 512)")
-    .option("--method <m>", "attribution: occlusion (default) | leave-one-out | shapley | kernel-shap | tmc-shapley | beta-shapley | contextcite")
-    .option("--samples <n>", "coalitions (kernel-shap, contextcite) or permutations (tmc-shapley, beta-shapley); default 64")
-    .option("--seed <n>", "seed of the sampling methods (default 0)")
-    .option("--beta-alpha <x>", "beta-shapley: α of the Beta(α, β) weights (default 16)")
-    .option("--beta-beta <x>", "beta-shapley: β (default 1)")
-    .option("--metrics <list>", "selection metrics, comma-separated: cosine, jaccard, rouge1, rouge2, rougeL, rougeLsum, loglik (default the six text metrics; loglik alone with a coalition method)")
-    .option("--tau <x>", "selection: elbow threshold (default 0.05)")
-    .option("--min-votes <n>", "selection: metrics needed to keep a set (default 3)")
-    .option("--epsilon <x>", "selection: context-ignored threshold (default 0.01)")
-    .option("--max-sets <n>", "selection: keep at most this many sets")
-    .option("--max-gap <n>", "gap fill: kept chunks at most this many ordinals apart get the chunks in between (default 2)")
-    .option("--include-occluded", "include each occluded answer's text in the events")
     .option("--json", "print every event as a JSON line (nothing else on stdout)")
     .option("--report <file.html>", "write a self-contained HTML report");
-  addConfigOptions(addStrategyOptions(command), EMBEDDED_KEYS).action(async (question: string, o: AskOptions) => {
+  addConfigOptions(addAskRequestOptions(command), EMBEDDED_KEYS).action(async (question: string, o: AskOptions) => {
     const printer = new AskPrinter(o.json ?? false);
     const controller = new AbortController();
     const stop = abortOnSigint(controller);

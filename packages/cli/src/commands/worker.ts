@@ -64,6 +64,7 @@ export function registerWorkerCommand(program: Command): void {
     const modelId = o.modelId ?? modelIdOf(path);
     if (!isSubjectToken(modelId)) throw new CliError(`--model-id must be one NATS subject token (no '.', '*', '>' or spaces), got "${modelId}"`);
     const workerId = o.name ?? `worker-${process.pid}`;
+    if (!isSubjectToken(workerId)) throw new CliError(`--name must be one NATS subject token (no '.', '*', '>' or spaces), got "${workerId}"`);
     const queue = { ackWaitMs: positiveInt("--ack-wait", o.ackWait) * 1000, maxDeliver: positiveInt("--max-deliver", o.maxDeliver), duplicateWindowMs: DEFAULT_JOB_QUEUE.duplicateWindowMs };
     const model = await Model.load(path, { gpuLayers }).catch((err: unknown) => {
       throw err instanceof ModelLoadError ? new CliError(err.message, 2, { cause: err }) : err;

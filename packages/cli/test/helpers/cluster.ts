@@ -14,6 +14,8 @@ export interface ClusterOptions {
   readonly maxDeliver?: number;
   /** Gateway defaults (k, max tokens, …). */
   readonly gatewayArgs?: readonly string[];
+  /** Gateways (default 1). */
+  readonly gateways?: number;
 }
 
 export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
@@ -26,6 +28,7 @@ export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
     ackWaitSeconds: o.ackWaitSeconds ?? 2,
     maxDeliver: o.maxDeliver ?? 3,
     gatewayArgs: o.gatewayArgs ?? [],
+    gateways: o.gateways ?? 1,
     passwords: PASSWORDS,
   });
 }

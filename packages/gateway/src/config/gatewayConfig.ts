@@ -43,7 +43,10 @@ export interface GatewayConfig {
   maxQuestionChars: number;
   maxK: number;
   maxMaxTokens: number;
-  /** Asks running at once (they share one engine context, so more mainly interleaves retrieval). */
+  /**
+   * Asks running at once. Embedded they share one engine context (default 1); distributed the JetStream queue
+   * is the queue and the workers the limit, so the default lets many run (DISTRIBUTED_MAX_CONCURRENT_ASKS).
+   */
   maxConcurrentAsks: number;
   /** Asks waiting for a slot; beyond this, RESOURCE_EXHAUSTED. */
   maxQueuedAsks: number;
@@ -51,6 +54,19 @@ export interface GatewayConfig {
   maxAttributeSets: number;
   /** Max characters of an Attribute request's set texts and initial answer together. */
   maxAttributeChars: number;
+  /** Embedded: directory of the gateway's durable state (batches.sqlite); default the store directory. */
+  stateDir?: string;
+  /**
+   * Batch items this gateway runs at once; 0 = it runs none (another gateway does). Default: embedded
+   * maxConcurrentAsks, distributed DISTRIBUTED_BATCH_CONCURRENCY (items wait for workers in the batch lane).
+   */
+  batchConcurrency?: number;
+  /** Distributed: seconds a gateway may hold a batch item without a sign of life before another gateway takes it. */
+  batchAckWait: number;
+  /** Most items in one batch. */
+  maxBatchItems: number;
+  /** Largest request message in bytes (a CreateBatch carries all its items): the gRPC receive limit. */
+  maxMessageBytes: number;
   /** Bearer token required in the `authorization` metadata of every AttrRagService/IndexService call. */
   authToken?: string;
   /** PEM certificate chain and key: serve TLS instead of plaintext. */
@@ -91,4 +107,17 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
   maxQueuedAsks: 8,
   maxAttributeSets: 64,
   maxAttributeChars: 200_000,
+  batchAckWait: 30,
+  maxBatchItems: 100_000,
+  maxMessageBytes: 64 * 1024 * 1024,
 };
+
+/** maxConcurrentAsks when distributed and not configured: enough that the workers, not the gateway, are the limit. */
+export const DISTRIBUTED_MAX_CONCURRENT_ASKS = 64;
+/** Batch items one distributed gateway keeps in flight by default (their jobs wait in the workers' batch lane). */
+export const DISTRIBUTED_BATCH_CONCURRENCY = 16;
+
+/** How many batch items this gateway runs at once (batchConcurrency, or its mode's default). */
+export function batchConcurrencyOf(config: GatewayConfig): number {
+  return config.batchConcurrency ?? (config.nats !== undefined ? DISTRIBUTED_BATCH_CONCURRENCY : config.maxConcurrentAsks);
+}

@@ -3,7 +3,7 @@ import { ATTRIBUTION_METRICS, isAttributionMetric } from "@attr-rag/core";
 import { isSubjectToken } from "@attr-rag/contracts";
 import { MAX_QUERY_CHARS } from "@attr-rag/index";
 import { ConfigError } from "./ConfigError.js";
-import { DEFAULT_CONFIG, type GatewayConfig } from "./gatewayConfig.js";
+import { DEFAULT_CONFIG, DISTRIBUTED_MAX_CONCURRENT_ASKS, type GatewayConfig } from "./gatewayConfig.js";
 
 type Kind = { help: string } & (
   | { type: "string" }
@@ -37,10 +37,15 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   maxQuestionChars: { type: "int", min: 1, max: MAX_QUERY_CHARS, help: "server limit: question length" },
   maxK: { type: "int", min: 1, max: 10_000, help: "server limit: retrieval k and baseline k" },
   maxMaxTokens: { type: "int", min: 1, help: "server limit: max_tokens of a request" },
-  maxConcurrentAsks: { type: "int", min: 1, help: "asks (and attributes) running at once" },
+  maxConcurrentAsks: { type: "int", min: 1, help: `asks (and attributes) running at once (default 1 embedded, ${DISTRIBUTED_MAX_CONCURRENT_ASKS} with nats)` },
   maxQueuedAsks: { type: "int", min: 0, help: "asks waiting for a slot; more get RESOURCE_EXHAUSTED" },
   maxAttributeSets: { type: "int", min: 1, help: "server limit: context sets in one Attribute call" },
   maxAttributeChars: { type: "int", min: 1, help: "server limit: characters of an Attribute call's sets and initial answer" },
+  stateDir: { type: "string", help: "embedded: directory of durable gateway state (batches.sqlite); default the store directory" },
+  batchConcurrency: { type: "int", min: 0, max: 4096, help: "batch items this gateway runs at once, 0 = none (default: maxConcurrentAsks embedded, 16 with nats)" },
+  batchAckWait: { type: "int", min: 1, max: 3600, help: "with nats: seconds a gateway may hold a batch item without a sign of life before another gateway takes it over" },
+  maxBatchItems: { type: "int", min: 1, max: 10_000_000, help: "server limit: items in one batch" },
+  maxMessageBytes: { type: "int", min: 4 * 1024 * 1024, max: 2_000_000_000, help: "server limit: bytes of one request message (a CreateBatch holds all its items)" },
   authToken: { type: "string", help: "require `authorization: Bearer TOKEN` on AttrRagService and IndexService calls" },
   tlsCert: { type: "string", help: "PEM certificate chain: serve TLS (with tlsKey)" },
   tlsKey: { type: "string", help: "PEM private key for tlsCert" },
@@ -81,6 +86,8 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
     if (value !== undefined) merged[key] = parseValue(key, value, `option --${flagName(key)}`);
   }
   const distributed = merged.nats !== undefined;
+  // Distributed, the JetStream queue is the queue: unless told otherwise, let as many Asks run as the workers take.
+  if (distributed && merged.maxConcurrentAsks === DEFAULT_CONFIG.maxConcurrentAsks && !configured(sources, "maxConcurrentAsks")) merged.maxConcurrentAsks = DISTRIBUTED_MAX_CONCURRENT_ASKS;
   for (const key of distributed ? (["model"] as const) : (["store", "model"] as const)) {
     if (typeof merged[key] !== "string" || merged[key] === "") {
       throw new ConfigError(
@@ -91,6 +98,7 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
     }
   }
   if (distributed) {
+    if (merged.stateDir !== undefined) throw new ConfigError("stateDir is for embedded mode; with nats, batches live in JetStream: drop --state-dir");
     if (merged.store !== undefined) throw new ConfigError("store is for embedded mode; with nats the index service (attr-rag index serve --nats) holds the store: drop --store");
     if (!isSubjectToken(merged.model as string)) throw new ConfigError(`with nats, model is the model id the workers serve (e.g. stories260K), not a path: got "${String(merged.model)}"`);
     if (merged.reranker !== undefined) throw new ConfigError("a GGUF re-ranker is not available in distributed mode yet; drop --reranker (sets are re-ranked by the store's bi-encoder)");
@@ -102,6 +110,14 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
   if (config.k > config.maxK) throw new ConfigError(`k (${config.k}) is above maxK (${config.maxK}); raise maxK or lower k`);
   if (config.maxTokens > config.maxMaxTokens) throw new ConfigError(`maxTokens (${config.maxTokens}) is above maxMaxTokens (${config.maxMaxTokens}); raise maxMaxTokens or lower maxTokens`);
   return config;
+}
+
+/** Whether any source (file, environment, flags) set `key`. */
+function configured(sources: ConfigSources, key: keyof GatewayConfig): boolean {
+  if (sources.overrides?.[key] !== undefined) return true;
+  const env = sources.env?.[envName(key)];
+  if (env !== undefined && env !== "") return true;
+  return sources.file !== undefined && Object.hasOwn(readConfigFile(sources.file), key);
 }
 
 function readConfigFile(path: string): Record<string, unknown> {

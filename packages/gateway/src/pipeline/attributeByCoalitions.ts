@@ -4,7 +4,7 @@ import { attributeCoalitions, type CoalitionAttribution, type CoalitionMethod, t
 import { ServiceError } from "@attr-rag/index";
 import { settingsToProto } from "@attr-rag/selector";
 import { addCounters } from "@attr-rag/worker";
-import type { Runtime } from "../runtime/Runtime.js";
+import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import type { AttributeSetsHooks, AttributeSetsInput, AttributeSetsResult, SetText } from "./attributeSets.js";
 import { streamGeneration } from "./generateAnswer.js";
 import { likelihoodUtility } from "./likelihoodUtility.js";
@@ -16,7 +16,7 @@ import { checkCoalitionLimits, methodToProto } from "./resolveAttribution.js";
  * for, in batched likelihood jobs; the method's values are the LOG_LIKELIHOOD column the selector votes on.
  */
 export async function attributeByCoalitions(
-  runtime: Runtime,
+  runtime: PipelineRuntime,
   input: AttributeSetsInput,
   options: CoalitionOptions & { method: CoalitionMethod },
   hooks: AttributeSetsHooks,

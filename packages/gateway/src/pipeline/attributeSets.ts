@@ -16,7 +16,7 @@ import {
 } from "@attr-rag/contracts";
 import { settingsToProto } from "@attr-rag/selector";
 import { addCounters, closingDelta, strategyToProto } from "@attr-rag/worker";
-import type { Runtime } from "../runtime/Runtime.js";
+import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { engineCall, newJobId, onceBySequence } from "./engineCalls.js";
 import { attributeCoalitions } from "@attr-rag/core";
 import { attributeByCoalitions, coalitionTable } from "./attributeByCoalitions.js";
@@ -74,7 +74,7 @@ export interface AttributeSetsResult {
  * strategies' prefix sharing applies), then α per metric, the elbow selection with its explanation and the
  * gap fill of the kept sets (the selector).
  */
-export async function attributeSets(runtime: Runtime, input: AttributeSetsInput, hooks: AttributeSetsHooks, signal: AbortSignal): Promise<AttributeSetsResult> {
+export async function attributeSets(runtime: PipelineRuntime, input: AttributeSetsInput, hooks: AttributeSetsHooks, signal: AbortSignal): Promise<AttributeSetsResult> {
   if (input.attribution.method !== "occlusion") return attributeByCoalitions(runtime, input, input.attribution, hooks, signal);
   const requestId = input.requestId ?? "";
   // A_full's deltas come first, then occlusion progress (the job streams them in that order; see

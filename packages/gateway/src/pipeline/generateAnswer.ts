@@ -1,6 +1,6 @@
 import { FinishReason, type AnswerDelta, type EngineCounters, type FinalAnswer, type GenerationResult } from "@attr-rag/contracts";
 import { closingDelta } from "@attr-rag/worker";
-import type { Runtime } from "../runtime/Runtime.js";
+import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { citeAnswer, type AnswerBlock } from "./citations.js";
 import { engineCall, newJobId, onceBySequence } from "./engineCalls.js";
 import { embed } from "./retrieve.js";
@@ -16,7 +16,7 @@ export interface GeneratedAnswer {
  * prompt layout as attribution, streaming the text through `onDelta`; then the blocks' chunks are cited.
  */
 export async function generateAnswer(
-  runtime: Runtime,
+  runtime: PipelineRuntime,
   requestId: string,
   question: string,
   blocks: readonly AnswerBlock[],
@@ -41,7 +41,7 @@ export async function generateAnswer(
 
 /** A generation job on the given context blocks, its answer streamed through `onDelta` (closed once). */
 export async function streamGeneration(
-  runtime: Runtime,
+  runtime: PipelineRuntime,
   requestId: string,
   question: string,
   texts: readonly string[],

@@ -1,7 +1,7 @@
 import type { EngineCounters, PromptSegment } from "@attr-rag/contracts";
 import type { Coalition, Utility } from "@attr-rag/core";
 import { addCounters } from "@attr-rag/worker";
-import type { Runtime } from "../runtime/Runtime.js";
+import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { engineCall, newJobId } from "./engineCalls.js";
 import type { SetText } from "./attributeSets.js";
 
@@ -17,7 +17,7 @@ export interface LikelihoodUtility {
  * v(C) = Σ_t log P(A_full[t] | question, C, A_full[<t]) as the coalition methods ask for it: each batch is one
  * likelihood job (the engine scores it in trie-ordered shared passes), run wherever the engine runs.
  */
-export function likelihoodUtility(runtime: Runtime, requestId: string, question: string, sets: readonly SetText[], target: PromptSegment, signal: AbortSignal): LikelihoodUtility {
+export function likelihoodUtility(runtime: PipelineRuntime, requestId: string, question: string, sets: readonly SetText[], target: PromptSegment, signal: AbortSignal): LikelihoodUtility {
   let counters: EngineCounters | undefined;
   let ms = 0;
   const utility = async (coalitions: readonly Coalition[]) => {

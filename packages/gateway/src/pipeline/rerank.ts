@@ -1,5 +1,5 @@
 import { cosineSimilarity } from "@attr-rag/core";
-import type { Runtime } from "../runtime/Runtime.js";
+import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { embed } from "./retrieve.js";
 
 /** SPEC section 6: the re-ranker id reported when no cross-encoder is configured. */
@@ -18,7 +18,7 @@ export interface RerankOutcome {
  * Scores (question, text) pairs with the GGUF cross-encoder when one is configured, otherwise by cosine of
  * bi-encoder embeddings (the store's embedder) — and says which in the outcome. Ties keep input order.
  */
-export async function rerankTexts(runtime: Runtime, question: string, queryVector: Float32Array, texts: readonly string[], signal: AbortSignal): Promise<RerankOutcome> {
+export async function rerankTexts(runtime: PipelineRuntime, question: string, queryVector: Float32Array, texts: readonly string[], signal: AbortSignal): Promise<RerankOutcome> {
   let scores: number[];
   let reranker: string;
   const crossEncoder = runtime.backends.reranker;

@@ -1,6 +1,6 @@
 import type { Retrieved } from "@attr-rag/contracts";
 import type { RetrievedChunk } from "@attr-rag/core";
-import type { Runtime } from "../runtime/Runtime.js";
+import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import type { ResolvedAsk } from "./resolveAsk.js";
 import { modeToProto } from "./retrievalMode.js";
 
@@ -12,7 +12,7 @@ export interface Retrieval {
 }
 
 /** Step 1: top-k chunks for the question in the configured mode, as core chunks and as the `retrieved` event. */
-export async function retrieve(runtime: Runtime, ask: ResolvedAsk, k: number, signal: AbortSignal): Promise<Retrieval> {
+export async function retrieve(runtime: PipelineRuntime, ask: ResolvedAsk, k: number, signal: AbortSignal): Promise<Retrieval> {
   signal.throwIfAborted();
   const response = await runtime.backends.index.search(
     {
@@ -34,7 +34,7 @@ export async function retrieve(runtime: Runtime, ask: ResolvedAsk, k: number, si
 }
 
 /** The store's embedder on texts, wherever the store is. */
-export async function embed(runtime: Runtime, texts: readonly string[], signal: AbortSignal): Promise<Float32Array[]> {
+export async function embed(runtime: PipelineRuntime, texts: readonly string[], signal: AbortSignal): Promise<Float32Array[]> {
   if (texts.length === 0) return [];
   const response = await runtime.backends.index.embedTexts({ texts: [...texts] }, signal);
   return response.embeddings.map((e) => Float32Array.from(e.values));

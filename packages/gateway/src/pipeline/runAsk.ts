@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import type { AskRequest, ChunkSet as ProtoChunkSet, ChunkSetsAligned, StageTimings } from "@attr-rag/contracts";
 import { alignChunkSets, chunkSetText, type ChunkSet, type RetrievedChunk } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
-import type { Runtime } from "../runtime/Runtime.js";
+import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { attributeSets } from "./attributeSets.js";
 import { promptSafe } from "./buildPrompt.js";
 import type { AnswerBlock } from "./citations.js";
@@ -20,7 +20,7 @@ import { retrieve } from "./retrieve.js";
  * Rejects with a ServiceError (precise gRPC code) on bad input; `signal` stops the engine work at once.
  */
 export async function runAsk(
-  runtime: Runtime,
+  runtime: PipelineRuntime,
   request: AskRequest,
   listener: AskEventListener,
   signal: AbortSignal,
@@ -33,7 +33,7 @@ export async function runAsk(
   else await runBaseline(runtime, ask, sink, signal);
 }
 
-async function retrieveOrFail(runtime: Runtime, ask: ResolvedAsk, k: number, sink: EventSink, signal: AbortSignal) {
+async function retrieveOrFail(runtime: PipelineRuntime, ask: ResolvedAsk, k: number, sink: EventSink, signal: AbortSignal) {
   const [retrieval, ms] = await timed(() => retrieve(runtime, ask, k, signal));
   sink.emit({ $case: "retrieved", value: retrieval.event });
   if (retrieval.chunks.length === 0) {
@@ -46,7 +46,7 @@ async function retrieveOrFail(runtime: Runtime, ask: ResolvedAsk, k: number, sin
   return { retrieval, ms };
 }
 
-async function runAttrRag(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, signal: AbortSignal): Promise<void> {
+async function runAttrRag(runtime: PipelineRuntime, ask: ResolvedAsk, sink: EventSink, signal: AbortSignal): Promise<void> {
   const timings: Partial<StageTimings> = {};
   const warnings: string[] = [];
   const { retrieval, ms } = await retrieveOrFail(runtime, ask, ask.k, sink, signal);
@@ -111,7 +111,7 @@ async function runAttrRag(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, s
   });
 }
 
-async function runBaseline(runtime: Runtime, ask: ResolvedAsk, sink: EventSink, signal: AbortSignal): Promise<void> {
+async function runBaseline(runtime: PipelineRuntime, ask: ResolvedAsk, sink: EventSink, signal: AbortSignal): Promise<void> {
   const timings: Partial<StageTimings> = {};
   const warnings: string[] = [];
   const k = ask.baseline === "topk" ? ask.baselineK : Math.max(ask.k, ask.baselineK);

@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import type { AttributeRequest, AttributeResponse } from "@attr-rag/contracts";
 import { ServiceError } from "@attr-rag/index";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
-import type { Runtime } from "../runtime/Runtime.js";
+import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { attributeSets, type AttributeSetsInput, type SetText } from "./attributeSets.js";
 import { buildPrompt } from "./buildPrompt.js";
 import { checkQuestion, resolveGeneration, resolveSelection } from "./resolveAsk.js";
@@ -46,7 +46,7 @@ export function prepareAttribute(request: AttributeRequest, config: GatewayConfi
 }
 
 /** Attribute: steps 4-7 on caller-supplied context sets (no retrieval, re-ranking or gap fill). */
-export async function runAttribute(runtime: Runtime, request: AttributeRequest | AttributeSetsInput, signal: AbortSignal): Promise<AttributeResponse> {
+export async function runAttribute(runtime: PipelineRuntime, request: AttributeRequest | AttributeSetsInput, signal: AbortSignal): Promise<AttributeResponse> {
   const input = "dropSetsThatDoNotFit" in request ? request : prepareAttribute(request, runtime.config);
   const started = performance.now();
   const result = await attributeSets(runtime, input, {}, signal);

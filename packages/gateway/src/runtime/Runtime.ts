@@ -3,8 +3,11 @@ import { ChunkStore, createEmbedder, LocalIndex, NatsIndex, type Embedder } from
 import { connectNats, ConnectionWatch, type NatsConnection } from "@attr-rag/nats";
 import { LocalSelector, NatsSelector } from "@attr-rag/selector";
 import { LocalEngine, modelIdOf, NatsEngine } from "@attr-rag/worker";
+import type { EngineJobs } from "@attr-rag/worker";
 import type { Backends } from "../backends/Backends.js";
+import { gatedEngine, InteractiveGate } from "../batch/interactiveGate.js";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
+import type { PipelineRuntime } from "./pipelineRuntime.js";
 
 /** A GGUF cross-encoder and the context that runs it. */
 export interface Reranker {
@@ -28,15 +31,26 @@ export interface LocalResources {
  * behind in-process backends. Distributed (`connect`): a NATS connection behind NATS backends, and nothing
  * local. The pipeline sees only `backends`.
  */
-export class Runtime implements AsyncDisposable {
+export class Runtime implements AsyncDisposable, PipelineRuntime {
   #disposed?: Promise<void>;
+  /**
+   * Held open by every running interactive call (Ask, Attribute). Embedded, batch items' engine jobs wait
+   * while it is; distributed, they go to the workers' batch lane instead, which workers serve second.
+   */
+  readonly interactive = new InteractiveGate();
 
   private constructor(
     readonly config: GatewayConfig,
     readonly backends: Backends,
     readonly local: LocalResources | undefined,
     readonly nats: { readonly connection: NatsConnection; readonly watch: ConnectionWatch } | undefined,
+    private readonly batchEngine: (gate: InteractiveGate) => EngineJobs,
   ) {}
+
+  /** The pipeline as batch items run it: the same backends, the engine in the batch lane. */
+  get batchPipeline(): PipelineRuntime {
+    return { config: this.config, backends: { ...this.backends, engine: this.batchEngine(this.interactive) } };
+  }
 
   /** Embedded: opens everything the config names; on failure whatever was opened is closed again. */
   static async open(config: GatewayConfig, log: (line: string) => void = () => {}): Promise<Runtime> {
@@ -72,14 +86,15 @@ export class Runtime implements AsyncDisposable {
         reranker = { id: `gguf:${rerankModel.info.path.split("/").pop() ?? config.reranker}`, model: rerankModel, context };
       }
       const index = new LocalIndex(store, embedder);
+      const engine = new LocalEngine(generator);
       const backends: Backends = {
         index,
-        engine: new LocalEngine(generator),
+        engine,
         selector: new LocalSelector(index),
         modelId: modelIdOf(model.info.path),
         ...(reranker !== undefined ? { reranker: { id: reranker.id, rerank: (question, texts, signal) => reranker.context.rerank(question, texts, { truncate: true, signal }) } } : {}),
       };
-      return new Runtime(config, backends, { store, embedder, model, generator, reranker }, undefined);
+      return new Runtime(config, backends, { store, embedder, model, generator, reranker }, undefined, (gate) => gatedEngine(engine, gate));
     } catch (err) {
       for (const r of opened.reverse()) await Promise.resolve(r[Symbol.asyncDispose]()).catch(() => {});
       throw err;
@@ -102,13 +117,14 @@ export class Runtime implements AsyncDisposable {
     });
     try {
       const watch = new ConnectionWatch(connection);
+      const engine = await NatsEngine.connect(connection, watch, { log });
       const backends: Backends = {
         index: new NatsIndex(connection, watch),
-        engine: await NatsEngine.connect(connection, watch, { log }),
+        engine,
         selector: new NatsSelector(connection, watch),
         modelId: config.model,
       };
-      return new Runtime(config, backends, undefined, { connection, watch });
+      return new Runtime(config, backends, undefined, { connection, watch }, () => engine.inLane("batch"));
     } catch (err) {
       await connection.close();
       throw err;

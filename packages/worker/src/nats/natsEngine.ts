@@ -21,6 +21,7 @@ import {
   jobSubject,
   type JobError,
   type JobKind,
+  type JobLane,
 } from "@attr-rag/contracts";
 import { Code, DEFAULT_JOB_QUEUE, ensureJobStreams, RemoteError, type ConnectionWatch, type JobQueueSettings, type NatsConnection, type ProtoCodec } from "@attr-rag/nats";
 import type { EngineJobs, ProgressListener } from "../engineJobs.js";
@@ -35,6 +36,8 @@ interface MaxDeliveriesAdvisory {
 
 export class NatsEngine implements EngineJobs {
   readonly #waiters = new Map<string, (err: Error) => void>();
+  /** Jobs given up while NATS was unreachable: cancelled and taken off the queue once it is back. */
+  readonly #abandoned = new Map<string, number | undefined>();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -49,6 +52,9 @@ export class NatsEngine implements EngineJobs {
     const jsm = await jetstreamManager(nc);
     await ensureJobStreams(jsm, options.queue ?? DEFAULT_JOB_QUEUE);
     const engine = new NatsEngine(nc, jetstream(nc), jsm, watch, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+    void (async () => {
+      for await (const s of nc.status()) if (s.type === "reconnect") engine.#forgetAbandoned();
+    })();
     nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${JOBS_STREAM}.*`, {
       callback: (err, msg) => {
         if (!err) void engine.#deadLetter(msg.json<MaxDeliveriesAdvisory>()).catch((e: unknown) => engine.log(`dead letters: ${(e as Error).message}`));
@@ -58,15 +64,36 @@ export class NatsEngine implements EngineJobs {
   }
 
   occlude(job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal): Promise<OcclusionResult> {
-    return this.#run("occlusion", job.jobId, job.model, OcclusionJob.encode(job).finish(), OcclusionResult, onProgress, signal);
+    return this.#occlude(job, onProgress, signal, "interactive");
   }
 
   generate(job: GenerationJob, onProgress: ProgressListener, signal: AbortSignal): Promise<GenerationResult> {
-    return this.#run("generation", job.jobId, job.model, GenerationJob.encode(job).finish(), GenerationResult, onProgress, signal);
+    return this.#generate(job, onProgress, signal, "interactive");
   }
 
   likelihood(job: LikelihoodJob, signal: AbortSignal): Promise<LikelihoodResult> {
-    return this.#run("likelihood", job.jobId, job.model, LikelihoodJob.encode(job).finish(), LikelihoodResult, () => {}, signal);
+    return this.#likelihood(job, signal, "interactive");
+  }
+
+  /** The same engine queueing its jobs in `lane`: workers take a batch job only when no interactive one waits. */
+  inLane(lane: JobLane): EngineJobs {
+    return {
+      occlude: (job, onProgress, signal) => this.#occlude(job, onProgress, signal, lane),
+      generate: (job, onProgress, signal) => this.#generate(job, onProgress, signal, lane),
+      likelihood: (job, signal) => this.#likelihood(job, signal, lane),
+    };
+  }
+
+  #occlude(job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal, lane: JobLane): Promise<OcclusionResult> {
+    return this.#run("occlusion", job.jobId, job.model, OcclusionJob.encode(job).finish(), OcclusionResult, onProgress, signal, lane);
+  }
+
+  #generate(job: GenerationJob, onProgress: ProgressListener, signal: AbortSignal, lane: JobLane): Promise<GenerationResult> {
+    return this.#run("generation", job.jobId, job.model, GenerationJob.encode(job).finish(), GenerationResult, onProgress, signal, lane);
+  }
+
+  #likelihood(job: LikelihoodJob, signal: AbortSignal, lane: JobLane): Promise<LikelihoodResult> {
+    return this.#run("likelihood", job.jobId, job.model, LikelihoodJob.encode(job).finish(), LikelihoodResult, () => {}, signal, lane);
   }
 
   async #run<R extends { error?: JobError | undefined }>(
@@ -77,6 +104,7 @@ export class NatsEngine implements EngineJobs {
     codec: ProtoCodec<R>,
     onProgress: ProgressListener,
     signal: AbortSignal,
+    lane: JobLane,
   ): Promise<R> {
     signal.throwIfAborted();
     if (model === undefined) throw new JobFailure(JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT, "a distributed job must name its model");
@@ -104,12 +132,19 @@ export class NatsEngine implements EngineJobs {
         };
         const onAbort = () => {
           // Tell the worker running it, and take it off the queue if nobody has it yet.
-          if (this.watch.connected) this.nc.publish(jobCancelSubject(jobId));
-          if (seq !== undefined) void this.jsm.streams.deleteMessage(JOBS_STREAM, seq).catch(() => {});
+          if (this.watch.connected) {
+            this.nc.publish(jobCancelSubject(jobId));
+            if (seq !== undefined) void this.jsm.streams.deleteMessage(JOBS_STREAM, seq).catch(() => {});
+          } else {
+            this.#abandoned.set(jobId, seq);
+          }
           settle(() => reject(signal.reason));
         };
-        const onLost = () =>
+        const onLost = () => {
+          // Nobody waits for it any more: no worker should spend time on it once NATS is back.
+          this.#abandoned.set(jobId, seq);
           settle(() => reject(new RemoteError(Code.UNAVAILABLE, `the connection to NATS was lost while ${kind} job ${jobId} ran; the request was given up (the client may retry)`)));
+        };
         signal.addEventListener("abort", onAbort, { once: true });
         lost.addEventListener("abort", onLost, { once: true });
         if (lost.aborted) onLost();
@@ -121,7 +156,7 @@ export class NatsEngine implements EngineJobs {
           }
         })().catch((err: unknown) => settle(() => reject(err)));
         this.js
-          .publish(jobSubject(kind, model), payload, { msgID: jobId })
+          .publish(jobSubject(kind, model, lane), payload, { msgID: jobId })
           .then((ack) => {
             seq = ack.seq;
             if (settled && signal.aborted) void this.jsm.streams.deleteMessage(JOBS_STREAM, ack.seq).catch(() => {});
@@ -131,6 +166,15 @@ export class NatsEngine implements EngineJobs {
     } finally {
       results.unsubscribe();
       progress.unsubscribe();
+    }
+  }
+
+  /** After a reconnect: the jobs given up during the outage are cancelled (if running) and deleted (if queued). */
+  #forgetAbandoned(): void {
+    for (const [jobId, seq] of this.#abandoned) {
+      this.#abandoned.delete(jobId);
+      this.nc.publish(jobCancelSubject(jobId));
+      if (seq !== undefined) void this.jsm.streams.deleteMessage(JOBS_STREAM, seq).catch(() => {});
     }
   }
 

@@ -2,7 +2,7 @@
 // workers of that model share), runs them with the same runners as the embedded pipeline, publishes progress
 // and the one result, then acks. Long jobs say they are working, so a live worker's job is never redelivered;
 // a crashed worker's job is, after ack_wait. A cancel (or a passed deadline) abandons the job and frees its KV.
-import { jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager, type Consumer, type JsMsg } from "@nats-io/jetstream";
 import {
   DeadLetter,
   GenerationJob,
@@ -19,11 +19,15 @@ import {
   jobProgressSubject,
   jobResultSubject,
   workerConsumer,
+  JOB_LANES,
+  GetWorkerStatsRequest,
+  WorkerStats,
+  workerNatsService,
   type JobError,
   type JobKind,
 } from "@attr-rag/contracts";
 import { AbortError, type EngineContext } from "@attr-rag/engine";
-import { DEFAULT_JOB_QUEUE, ensureJobStreams, ensureWorkerConsumer, type JobQueueSettings, type NatsConnection } from "@attr-rag/nats";
+import { Code, DEFAULT_JOB_QUEUE, ensureJobStreams, ensureWorkerConsumer, serveService, type JobQueueSettings, type NatsConnection } from "@attr-rag/nats";
 import { JobFailure } from "../jobFailure.js";
 import { runGenerationJob } from "../runGenerationJob.js";
 import { runLikelihoodJob } from "../runLikelihoodJob.js";
@@ -83,9 +87,12 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const queue = o.queue ?? DEFAULT_JOB_QUEUE;
   const jsm = await jetstreamManager(o.nc);
   await ensureJobStreams(jsm, queue);
-  await ensureWorkerConsumer(jsm, o.modelId, queue);
+  for (const lane of JOB_LANES) await ensureWorkerConsumer(jsm, o.modelId, queue, lane);
   const js = jetstream(o.nc);
-  const consumer = await js.consumers.get(JOBS_STREAM, workerConsumer(o.modelId));
+  const lanes = {
+    interactive: await js.consumers.get(JOBS_STREAM, workerConsumer(o.modelId, "interactive")),
+    batch: await js.consumers.get(JOBS_STREAM, workerConsumer(o.modelId, "batch")),
+  };
   const concurrency = o.concurrency ?? 1;
   const running = new Map<JsMsg, AbortController>();
   let completed = 0;
@@ -192,46 +199,78 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
 
   // One job per free slot, fetched when the slot frees: nothing is prefetched, so a busy worker never sits
   // on a job an idle one could run (and whose ack_wait would run out while it waits).
+  const fetchOne = async (consumer: Consumer, expires: number): Promise<JsMsg | undefined> => {
+    const messages = await consumer.fetch({ max_messages: 1, expires });
+    pulling = messages;
+    try {
+      for await (const m of messages) return m;
+      return undefined;
+    } finally {
+      pulling = undefined;
+    }
+  };
+  // Interactive jobs first: a batch job is pulled only when no interactive one waits, so a person's Ask never
+  // queues behind a pipeline's batch (it waits at most for the jobs already running). With both lanes empty
+  // the worker waits on the interactive lane, and on the batch lane one round in four: a job redelivered
+  // after a crash is not counted as pending, so only a pull finds it.
+  let idleRounds = 0;
+  const nextJob = async (): Promise<JsMsg | undefined> => {
+    const [interactive, batch] = await Promise.all([lanes.interactive.info(), lanes.batch.info()]);
+    if (interactive.num_pending > 0) return fetchOne(lanes.interactive, 1_000);
+    if (batch.num_pending > 0) return fetchOne(lanes.batch, 1_000);
+    idleRounds++;
+    return fetchOne(idleRounds % 4 === 0 ? lanes.batch : lanes.interactive, 2_000);
+  };
+
   const stopped = (async () => {
     const inFlight = new Set<Promise<void>>();
     while (!stopping) {
       while (slots === 0 && !stopping) await new Promise<void>((resolve) => freed.push(resolve));
       if (stopping) break;
-      let batch;
+      let m: JsMsg | undefined;
       try {
-        batch = await consumer.fetch({ max_messages: 1, expires: 2_000 });
-        pulling = batch;
+        m = await nextJob();
       } catch (err) {
         if (stopping || o.nc.isClosed()) break;
         log(`worker ${o.workerId}: cannot pull jobs (${(err as Error).message}); retrying`);
         await new Promise((r) => setTimeout(r, 500));
         continue;
       }
-      try {
-        for await (const m of batch) {
-          if (stopping) {
-            m.nak();
-            continue;
-          }
-          slots--;
-          const work = handle(m)
-            .catch((err: unknown) => log(`worker ${o.workerId}: ${(err as Error)?.stack ?? String(err)}`))
-            .finally(() => {
-              slots++;
-              inFlight.delete(work);
-              freed.shift()?.();
-            });
-          inFlight.add(work);
-        }
-      } catch (err) {
-        if (stopping || o.nc.isClosed()) break;
-        await new Promise((r) => setTimeout(r, 500));
-      } finally {
-        pulling = undefined;
+      if (m === undefined) continue;
+      if (stopping) {
+        m.nak();
+        break;
       }
+      slots--;
+      const work = handle(m)
+        .catch((err: unknown) => log(`worker ${o.workerId}: ${(err as Error)?.stack ?? String(err)}`))
+        .finally(() => {
+          slots++;
+          inFlight.delete(work);
+          freed.shift()?.();
+        });
+      inFlight.add(work);
     }
     await Promise.all(inFlight);
   })();
+
+  // Its own NATS service, so anyone may ask any worker what it runs and what KV it holds ($SRV.STATS too).
+  const stats = (): WorkerStats => ({
+    workerId: o.workerId,
+    model: o.modelId,
+    slots: concurrency,
+    runningJobs: running.size,
+    completedJobs: completed,
+    sequencesInUse: o.engine.disposed ? 0 : o.engine.sequencesInUse(),
+  });
+  const serviceInfo = workerNatsService(o.workerId);
+  const service = await serveService(
+    o.nc,
+    serviceInfo,
+    [{ endpoint: serviceInfo.endpoints.stats, request: GetWorkerStatsRequest, response: WorkerStats, handle: async () => stats() }],
+    (err) => ({ code: Code.INTERNAL, message: `worker ${o.workerId}: ${(err as Error)?.message ?? String(err)}` }),
+    () => WorkerStats.toJSON(stats()),
+  );
 
   let stopping$: Promise<void> | undefined;
   return {
@@ -251,6 +290,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
         await Promise.race([drained, grace]);
         for (const abort of running.values()) abort.abort(new AbortError("the worker is stopping"));
         await stopped;
+        await service.stop().catch(() => {});
       })();
       return stopping$;
     },

@@ -1,0 +1,69 @@
+// One line of a batch's results file: what a pipeline reads back for one item (README, "Batches").
+import { status } from "@grpc/grpc-js";
+import { citationKindToJSON, selectionReasonToJSON, type BatchItemResult } from "@attr-rag/contracts";
+import { metricFromProto } from "@attr-rag/selector";
+import { METHODS } from "../ask/askRequestFromFlags.js";
+
+/** The --method name of a table's method (the rows speak the command line's language). */
+const METHOD_NAMES = new Map(Object.entries(METHODS).map(([name, proto]) => [proto as number, name]));
+
+export interface ResultRow {
+  id: string;
+  question: string;
+  /** "ok", or the item's gRPC status code name ("INVALID_ARGUMENT", "CANCELLED", …). */
+  status: string;
+  answer: string;
+  citations: { start: number; end: number; chunk_ids: string[]; kind: string; score?: number }[];
+  kept_sets: { set_id: string; doc_id: string; chunk_ids: string[]; reason: string; reason_text: string }[];
+  attribution: { method: string; metrics: string[]; rows: { set_id: string; alpha: Record<string, number> }[] } | null;
+  timings: Record<string, number>;
+  counters: Record<string, number> | null;
+  warnings: string[];
+  error?: string;
+}
+
+const lower = (name: string, prefix: string) => name.replace(prefix, "").toLowerCase();
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export function resultRow(r: BatchItemResult): ResultRow {
+  const sets = new Map(r.sets.map((s) => [s.setId, s]));
+  const kept = new Set(r.selection?.selectedSetIds ?? []);
+  const timings = Object.fromEntries(Object.entries(r.done?.timings ?? {}).flatMap(([k, v]) => (typeof v === "number" ? [[snake(k), v]] : [])));
+  const counters = r.done?.counters === undefined ? null : Object.fromEntries(Object.entries(r.done.counters).flatMap(([k, v]) => (typeof v === "number" ? [[snake(k), v]] : [])));
+  const table = r.attribution;
+  const metrics = table?.metrics.map((m) => metricFromProto(m)) ?? [];
+  return {
+    id: r.itemId,
+    question: r.question,
+    status: r.statusCode === status.OK ? "ok" : (status[r.statusCode] ?? String(r.statusCode)),
+    answer: r.finalAnswer?.text ?? "",
+    citations: (r.finalAnswer?.citations ?? []).map((c) => ({
+      start: c.start,
+      end: c.end,
+      chunk_ids: c.chunkIds,
+      kind: lower(citationKindToJSON(c.kind), "CITATION_KIND_"),
+      ...(c.score !== undefined ? { score: c.score } : {}),
+    })),
+    kept_sets: (r.selection?.sets ?? [])
+      .filter((s) => kept.has(s.setId))
+      .map((s) => ({
+        set_id: s.setId,
+        doc_id: sets.get(s.setId)?.docId ?? "",
+        chunk_ids: sets.get(s.setId)?.chunks.map((c) => c.chunkId) ?? [],
+        reason: lower(selectionReasonToJSON(s.reason), "SELECTION_REASON_"),
+        reason_text: s.reasonText,
+      })),
+    attribution:
+      table === undefined
+        ? null
+        : {
+            method: METHOD_NAMES.get(table.method) ?? "occlusion",
+            metrics,
+            rows: table.rows.map((row) => ({ set_id: row.setId, alpha: Object.fromEntries(row.scores.map((s, k) => [metrics[k] ?? String(k), s.alpha])) })),
+          },
+    timings,
+    counters,
+    warnings: r.done?.warnings ?? [],
+    ...(r.statusCode !== status.OK ? { error: r.statusMessage } : {}),
+  };
+}

@@ -1,0 +1,75 @@
+// A results file that a reader can stop and resume: rows are appended and flushed to disk as they arrive, a
+// half-written last row (a crash mid-write) is cut off on reopening, and an item already in the file is never
+// written again.
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { CliError } from "../cliError.js";
+import type { ResultRow } from "./resultRow.js";
+
+export class ResultsFile {
+  readonly ids = new Set<string>();
+  /** Ids in file order. */
+  readonly order: string[] = [];
+  #fd: number | undefined;
+
+  private constructor(readonly path: string) {}
+
+  /** Opens (or creates) the file, reading the ids it already holds. */
+  static open(path: string): ResultsFile {
+    const file = new ResultsFile(path);
+    if (existsSync(path)) {
+      let text: string;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch (err) {
+        throw new CliError(`--out: cannot read ${path}: ${(err as Error).message}`, 1, { cause: err });
+      }
+      let kept = 0;
+      for (const line of text.split("\n")) {
+        const end = kept + Buffer.byteLength(line, "utf8") + 1;
+        if (end > Buffer.byteLength(text, "utf8")) break; // no newline: a row cut short
+        let id: unknown;
+        try {
+          id = (JSON.parse(line) as { id?: unknown }).id;
+        } catch {
+          break;
+        }
+        if (typeof id !== "string") throw new CliError(`--out: ${path} has a line that is not a batch result row (no "id"); pass another file`);
+        file.ids.add(id);
+        file.order.push(id);
+        kept = end;
+      }
+      if (kept < Buffer.byteLength(text, "utf8")) truncateSync(path, kept);
+    }
+    try {
+      file.#fd = openSync(path, "a");
+    } catch (err) {
+      throw new CliError(`--out: cannot write ${path}: ${(err as Error).message}`, 1, { cause: err });
+    }
+    return file;
+  }
+
+  get count(): number {
+    return this.order.length;
+  }
+
+  /** Appends the row unless its item is already in the file; true when written. */
+  append(row: ResultRow): boolean {
+    if (this.ids.has(row.id)) return false;
+    writeSync(this.#fd!, `${JSON.stringify(row)}\n`);
+    this.ids.add(row.id);
+    this.order.push(row.id);
+    return true;
+  }
+
+  /** Flushes what was written to the disk. */
+  sync(): void {
+    if (this.#fd !== undefined) fsyncSync(this.#fd);
+  }
+
+  close(): void {
+    if (this.#fd === undefined) return;
+    fsyncSync(this.#fd);
+    closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}

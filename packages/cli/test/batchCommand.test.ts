@@ -1,0 +1,170 @@
+import { spawn } from "node:child_process";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BatchItemState, BatchState, type BatchItemResult } from "@attr-rag/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RemoteBatches } from "../src/batch/remoteBatches.js";
+import { cleanEnv, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "attr-rag-batch-cli-"));
+const store = join(dir, "store");
+const ENGINE = ["--context-size", "16384", "--sequences", "4", "--threads", "2"];
+const QUESTIONS: string[] = readFileSync(join(REPO_ROOT, "examples/demo-corpus/questions.jsonl"), "utf8")
+  .trim()
+  .split("\n")
+  .map((l) => (JSON.parse(l) as { question: string }).question);
+
+function rowsFile(name: string, n: number, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, `${name}.jsonl`);
+  writeFileSync(path, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${name}-${i}`, question: QUESTIONS[i % QUESTIONS.length], ...extra })).join("\n") + "\n");
+  return path;
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 240_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function allResults(batches: RemoteBatches, batchId: string): Promise<BatchItemResult[]> {
+  const out: BatchItemResult[] = [];
+  await batches.results(batchId, 0, false, (r) => void out.push(r), new AbortController().signal);
+  return out;
+}
+
+const lines = (path: string) =>
+  readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as { id: string; status: string; answer: string; timings: Record<string, number> });
+
+beforeAll(async () => {
+  const ingest = await runCli(["ingest", "--store", store, DEMO_CORPUS]);
+  expect(ingest.code, ingest.stderr).toBe(0);
+}, 120_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
+  it("batch - a bad row names its file, line and field, and nothing is submitted", async () => {
+    const server = await startServer(["serve", "--store", store, "--model", TEST_MODEL, "--port", "0", ...ENGINE]);
+    try {
+      const cases: [string, RegExp][] = [
+        ['{"id": "a", "question": "q"}\n{"id": "b", "question": "q", "k": 0}\n', /:2: field "k": must be a positive integer, got "0"; nothing was submitted/],
+        ['{"id": "a", "question": "q"}\n{"id": "a", "question": "q2"}\n', /:2: field "id": "a" is already the id of line 1/],
+        ['{"id": "a", "question": "q", "method": "magic"}\n', /:1: field "method": must be one of occlusion, .*got "magic"/],
+        ['{"id": "a", "question": "q", "temperature": 1}\n', /:1: unknown field "temperature"/],
+        ['{"id": "a"}\n', /:1: field "question" must be a string, got nothing/],
+        ['{"id": "a", "question": "q"\n', /:1: not valid JSON/],
+        ['{"question": "q"}\n', /:1: field "id" must be a non-empty string/],
+      ];
+      for (const [text, message] of cases) {
+        const file = join(dir, "bad.jsonl");
+        writeFileSync(file, text);
+        const run = await runCli(["batch", "submit", file, "--server", server.address, "--id", "never"]);
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr).toMatch(message);
+      }
+      const status = await runCli(["batch", "status", "never", "--server", server.address]);
+      expect(status.code).toBe(2);
+      expect(status.stderr).toMatch(/NOT_FOUND: no batch never/);
+      // Flags given to batch submit are every row's defaults; a row's own field wins.
+      writeFileSync(join(dir, "defaults.jsonl"), '{"id": "d1", "question": "How do I collect oxygen gas over water?"}\n{"id": "d2", "question": "How do I collect oxygen gas over water?", "max_tokens": 3}\n');
+      const run = await runCli(["batch", "submit", join(dir, "defaults.jsonl"), "--server", server.address, "--id", "defaults", "--max-tokens", "5", "--k", "2", "--wait", "--out", join(dir, "defaults.out.jsonl")]);
+      expect(run.code, run.stderr).toBe(0);
+      const rows = lines(join(dir, "defaults.out.jsonl")) as unknown as { id: string; status: string; kept_sets: unknown[]; attribution: { rows: unknown[] } }[];
+      expect(rows.map((r) => r.id).sort()).toEqual(["d1", "d2"]);
+      for (const r of rows) {
+        expect(r.status).toBe("ok");
+        expect(r.kept_sets.length).toBeGreaterThanOrEqual(1);
+        expect(r.attribution.rows.length).toBeLessThanOrEqual(2); // --k 2: at most two sets
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("batch - kill -9 of the gateway mid-batch and a restart on the same state dir: the batch finishes, each item has exactly one result, none that had finished ran again", async () => {
+    const rows = rowsFile("crash", 20, { max_tokens: 8, k: 4 });
+    const serveArgs = ["serve", "--store", store, "--model", TEST_MODEL, "--port", "0", ...ENGINE];
+    const first = await startServer(serveArgs);
+    const submitted = await runCli(["batch", "submit", rows, "--server", first.address, "--id", "crash-20"]);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    let batches = new RemoteBatches({ server: first.address });
+    await until(async () => ((await batches.get("crash-20")).counts!.succeeded >= 5 ? true : undefined), "5 results");
+    const before = await allResults(batches, "crash-20");
+    batches.close();
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+    expect(existsSync(join(store, "batches.sqlite"))).toBe(true);
+
+    const second = await startServer(serveArgs);
+    batches = new RemoteBatches({ server: second.address });
+    try {
+      const end = await until(async () => {
+        const b = await batches.get("crash-20");
+        return b.state === BatchState.BATCH_STATE_COMPLETED ? b : undefined;
+      }, "the batch to finish after the restart");
+      expect(end.counts).toEqual({ queued: 0, running: 0, succeeded: 20, failed: 0, cancelled: 0 });
+      const after = await allResults(batches, "crash-20");
+      expect(after.map((r) => r.itemId).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `crash-${i}`).sort());
+      // Recorded before the kill: byte for byte the same results (same request ids, same finish times), run once.
+      expect(after.slice(0, before.length)).toEqual(before);
+      for (const r of before) expect(r.attempts).toBe(1);
+      // The item that was running at the kill started again; nothing else did.
+      const again = after.filter((r) => r.attempts > 1);
+      expect(again.length).toBeLessThanOrEqual(1);
+      expect(after.every((r) => r.state === BatchItemState.BATCH_ITEM_STATE_SUCCEEDED)).toBe(true);
+
+      // batch results resumes a partial file and never writes an item twice, even after a torn last line.
+      const out = join(dir, "crash.out.jsonl");
+      const partial = after.slice(0, 7).map((r) => JSON.stringify({ id: r.itemId, question: r.question, status: "ok" }));
+      writeFileSync(out, partial.join("\n") + "\n");
+      appendFileSync(out, '{"id": "crash-torn", "quest');
+      const read = await runCli(["batch", "results", "crash-20", "--server", second.address, "--out", out]);
+      expect(read.code, read.stderr).toBe(0);
+      expect(read.stderr).toMatch(/13 results written to .* \(7 were there already\); batch crash-20 completed, 20\/20 done/);
+      const written = lines(out);
+      expect(written.map((r) => r.id)).toEqual(after.map((r) => r.itemId));
+      const again2 = await runCli(["batch", "results", "crash-20", "--server", second.address, "--out", out]);
+      expect(again2.stderr).toMatch(/0 results written/);
+      expect(lines(out)).toHaveLength(20);
+    } finally {
+      batches.close();
+      await second.stop();
+    }
+  });
+
+  it("batch - batch run (embedded, no server) stopped mid-way resumes with the same command: every row once, finished rows untouched", async () => {
+    const rows = rowsFile("run", 6, { max_tokens: 6, k: 3 });
+    const out = join(dir, "run.out.jsonl");
+    const args = ["batch", "run", rows, "--store", store, "--model", TEST_MODEL, "--out", out, ...ENGINE];
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    await until(async () => (existsSync(out) && lines(out).length >= 2 ? true : undefined), "two rows written", 180_000);
+    child.kill("SIGKILL");
+    await new Promise((r) => child.once("exit", r));
+    const firstRows = readFileSync(out, "utf8").split("\n").filter((l) => l !== "");
+    expect(firstRows.length, stderr).toBeGreaterThanOrEqual(2);
+    expect(firstRows.length).toBeLessThan(6);
+
+    const resumed = await runCli(args);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/resuming, \d+ of 6 done/);
+    expect(resumed.stderr).toMatch(/completed: .*6 ok.*; 6 results in/);
+    const all = readFileSync(out, "utf8").split("\n").filter((l) => l !== "");
+    expect(all.slice(0, firstRows.length)).toEqual(firstRows);
+    expect(new Set(all.map((l) => (JSON.parse(l) as { id: string }).id)).size).toBe(6);
+    expect(all).toHaveLength(6);
+    // Run once more: nothing to do, nothing written.
+    const third = await runCli(args);
+    expect(third.code, third.stderr).toBe(0);
+    expect(readFileSync(out, "utf8").split("\n").filter((l) => l !== "")).toEqual(all);
+  });
+});

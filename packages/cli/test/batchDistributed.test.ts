@@ -1,0 +1,219 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { BATCH_RESULTS_STREAM, BatchItemState, BatchState, batchResultsFilter, WorkerStats, type Batch, type BatchItemResult } from "@attr-rag/contracts";
+import { connectNats, natsServerMissing, type NatsConnection } from "@attr-rag/nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RemoteBatches } from "../src/batch/remoteBatches.js";
+import type { LocalCluster } from "../src/cluster/localCluster.js";
+import { PASSWORDS, startCluster } from "./helpers/cluster.js";
+import { DEMO_CORPUS, REPO_ROOT, runCli } from "./helpers/runCli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "attr-rag-batch-dist-"));
+const store = join(dir, "store");
+const ENGINE = ["--context-size", "16384", "--sequences", "4", "--threads", "1"];
+/** Tiny Asks: the batch's mechanics are under test, not the model. */
+const REQUEST = ["--k", "3", "--max-tokens", "6"];
+const QUESTIONS: string[] = readFileSync(join(REPO_ROOT, "examples/demo-corpus/questions.jsonl"), "utf8")
+  .trim()
+  .split("\n")
+  .map((l) => (JSON.parse(l) as { question: string }).question);
+
+function rowsFile(name: string, n: number, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, `${name}.jsonl`);
+  writeFileSync(path, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${name}-${i}`, question: QUESTIONS[i % QUESTIONS.length], ...extra })).join("\n") + "\n");
+  return path;
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 240_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err; // a gateway restarting, NATS coming back: keep asking
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ""}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const failures = (results: readonly BatchItemResult[]) =>
+  results.filter((r) => r.state !== BatchItemState.BATCH_ITEM_STATE_SUCCEEDED).map((r) => `${r.itemId}: ${r.statusCode} ${r.statusMessage}\n`).join("");
+const ended = (b: Batch) => b.state === BatchState.BATCH_STATE_COMPLETED || b.state === BatchState.BATCH_STATE_CANCELLED;
+
+async function allResults(batches: RemoteBatches, batchId: string): Promise<BatchItemResult[]> {
+  const out: BatchItemResult[] = [];
+  await batches.results(batchId, 0, false, (r) => void out.push(r), new AbortController().signal);
+  return out;
+}
+
+let cluster: LocalCluster;
+let probe: NatsConnection;
+const missing = natsServerMissing();
+
+beforeAll(async () => {
+  if (missing !== undefined) return;
+  const ingest = await runCli(["ingest", "--store", store, DEMO_CORPUS]);
+  expect(ingest.code, ingest.stderr).toBe(0);
+  cluster = await startCluster({ store, workers: 2, gateways: 2, engine: ENGINE, ackWaitSeconds: 2, maxDeliver: 3, gatewayArgs: [...REQUEST, "--batch-ack-wait", "3"] });
+  probe = await connectNats({ url: cluster.url, name: "probe", user: "gateway", pass: PASSWORDS.gateway });
+}, 180_000);
+
+afterAll(async () => {
+  await probe?.close();
+  await cluster?.[Symbol.asyncDispose]();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-server, 2 gateways, 2 workers)${missing ? ` (skipped: ${missing})` : ""}`, () => {
+  it("batches distributed - the same --id resubmitted returns the same batch; another payload under that id is refused, nothing queued", async () => {
+    const rows = rowsFile("idem", 2, { max_tokens: 2 });
+    const first = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "idem", "--json"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ id: "idem", total: 2, created: true });
+    const again = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[0]!, "--id", "idem", "--json"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ id: "idem", created: false });
+    const plain = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[0]!, "--id", "idem"]);
+    expect(plain.stderr).toMatch(/already submitted \(same id and items\): batch idem with 2 items/);
+    expect(JSON.parse(again.stdout).items_sha256).toBe(JSON.parse(first.stdout).items_sha256);
+    const other = await runCli(["batch", "submit", rowsFile("idem-other", 3), "--server", cluster.gatewayAddresses[0]!, "--id", "idem"]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/ALREADY_EXISTS: batch idem already exists with other items/);
+    const watched = await runCli(["batch", "watch", "idem", "--server", cluster.gatewayAddresses[0]!]);
+    expect(watched.code, watched.stderr).toBe(0);
+    const jsm = await jetstreamManager(probe);
+    const info = await jsm.streams.info(BATCH_RESULTS_STREAM, { subjects_filter: batchResultsFilter("idem") });
+    expect(Object.keys(info.state.subjects ?? {})).toHaveLength(2);
+  });
+
+  it("batches distributed - SIGKILL of one gateway mid-batch: the other finishes the 30 items, each with exactly one result", async () => {
+    const rows = rowsFile("kill", 30);
+    const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[0]!, "--id", "kill-30"]);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const survivor = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
+    try {
+      await until(async () => ((await survivor.get("kill-30")).counts!.succeeded >= 4 ? true : undefined), "4 results");
+      const before = await allResults(survivor, "kill-30");
+      await cluster.gateways[0]!.stop("SIGKILL");
+      const end = await until(async () => {
+        const b = await survivor.get("kill-30");
+        return ended(b) ? b : undefined;
+      }, "the batch to end on the surviving gateway");
+      expect(end.state).toBe(BatchState.BATCH_STATE_COMPLETED);
+      const results = await allResults(survivor, "kill-30");
+      expect(end.counts, failures(results) + cluster.logs()).toEqual({ queued: 0, running: 0, succeeded: 30, failed: 0, cancelled: 0 });
+      expect(results.map((r) => r.itemId).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `kill-${i}`).sort());
+      expect(results.map((r) => r.offset)).toEqual(results.map((_, i) => i));
+      expect(results.every((r) => r.state === BatchItemState.BATCH_ITEM_STATE_SUCCEEDED)).toBe(true);
+      // What was recorded before the kill is what is there after it: the same results, not runs done again.
+      for (const r of before) expect(results.find((x) => x.itemId === r.itemId)).toEqual(r);
+      // The stream holds one message per item.
+      const info = await (await jetstreamManager(probe)).streams.info(BATCH_RESULTS_STREAM, { subjects_filter: batchResultsFilter("kill-30") });
+      expect(Object.values(info.state.subjects ?? {})).toEqual(Array(30).fill(1));
+    } finally {
+      survivor.close();
+    }
+    // The gateway comes back on the same NATS and serves the batch it had been running.
+    const address = await cluster.addGateway();
+    const back = new RemoteBatches({ server: address });
+    try {
+      expect((await back.get("kill-30")).state).toBe(BatchState.BATCH_STATE_COMPLETED);
+    } finally {
+      back.close();
+    }
+  });
+
+  it("batches distributed - nats-server killed and restarted mid-batch: nothing is lost, the batch finishes", async () => {
+    const rows = rowsFile("restart", 16);
+    const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "restart-16"]);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const batches = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
+    try {
+      await until(async () => ((await batches.get("restart-16")).counts!.succeeded >= 3 ? true : undefined), "3 results");
+      await cluster.nats.kill();
+      await new Promise((r) => setTimeout(r, 1_000));
+      await cluster.nats.restart();
+      const end = await until(async () => {
+        const b = await batches.get("restart-16");
+        return ended(b) ? b : undefined;
+      }, "the batch to end after the restart");
+      const results = await allResults(batches, "restart-16");
+      if (process.env.DEBUG_BATCH) console.log(cluster.logs());
+      expect(end.counts, failures(results) + cluster.logs()).toEqual({ queued: 0, running: 0, succeeded: 16, failed: 0, cancelled: 0 });
+      expect(new Set(results.map((r) => r.itemId)).size).toBe(16);
+      expect(results).toHaveLength(16);
+    } finally {
+      batches.close();
+    }
+  });
+
+  it("batches distributed - CancelBatch mid-run stops the running items and leaves 0 KV sequences in use on the workers", async () => {
+    const rows = rowsFile("cancel", 24, { max_tokens: 24, k: 6 });
+    const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "cancel-24"]);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const batches = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
+    try {
+      await until(async () => {
+        const b = await batches.get("cancel-24");
+        return b.counts!.succeeded >= 1 && b.counts!.running >= 2 ? true : undefined;
+      }, "a result and items running");
+      const cancelled = await runCli(["batch", "cancel", "cancel-24", "--server", cluster.gatewayAddresses[1]!, "--json"]);
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+      expect(["cancelling", "cancelled"]).toContain(JSON.parse(cancelled.stdout).state);
+      const end = await until(async () => {
+        const b = await batches.get("cancel-24");
+        return ended(b) ? b : undefined;
+      }, "the cancel to end every item");
+      expect(end.state).toBe(BatchState.BATCH_STATE_CANCELLED);
+      const results = await allResults(batches, "cancel-24");
+      expect(results).toHaveLength(24);
+      expect(end.counts!.cancelled).toBeGreaterThan(0);
+      expect(results.filter((r) => r.state === BatchItemState.BATCH_ITEM_STATE_CANCELLED)).toHaveLength(end.counts!.cancelled);
+      // Every worker is idle again with no KV sequence held ($SRV.STATS of the workers' own services).
+      const stats = await until(async () => {
+        const all: WorkerStats[] = [];
+        for await (const m of await probe.requestMany("$SRV.STATS.attr-rag-worker", undefined, { maxWait: 1_000 })) {
+          all.push(WorkerStats.fromJSON((m.json() as { endpoints: { data: unknown }[] }).endpoints[0]!.data));
+        }
+        return all.length === 2 && all.every((s) => s.runningJobs === 0) ? all : undefined;
+      }, "idle workers", 30_000);
+      for (const s of stats) expect(s.sequencesInUse).toBe(0);
+    } finally {
+      batches.close();
+    }
+  });
+
+  it("batches distributed - a 10,000-item batch over 4 MB goes in one batch submit; its status counts it, and its cancel ends every item", async () => {
+    // 10,000 rows of ~500 characters: past gRPC's default 4 MB message limit.
+    const pad = " Describe each quantity, each temperature and each time, and say why every step is needed.".repeat(4);
+    const path = join(dir, "big.jsonl");
+    writeFileSync(path, Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ id: `big-${i}`, question: `${QUESTIONS[i % QUESTIONS.length]}${pad}`, max_tokens: 1, k: 1 })).join("\n") + "\n");
+    expect(readFileSync(path).length).toBeGreaterThan(4 * 1024 * 1024);
+    const submitted = await runCli(["batch", "submit", path, "--server", cluster.gatewayAddresses[1]!, "--id", "big-10k", "--json"]);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    expect(JSON.parse(submitted.stdout)).toMatchObject({ id: "big-10k", total: 10_000 });
+    const batches = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
+    try {
+      const b = await batches.get("big-10k");
+      expect(b.totalItems).toBe(10_000);
+      const c = b.counts!;
+      expect(c.queued + c.running + c.succeeded + c.failed + c.cancelled).toBe(10_000);
+      await batches.cancel("big-10k");
+      const end = await until(async () => {
+        const x = await batches.get("big-10k");
+        return ended(x) ? x : undefined;
+      }, "every item of the cancelled 10,000");
+      expect(end.counts!.succeeded + end.counts!.failed + end.counts!.cancelled).toBe(10_000);
+      let n = 0;
+      await batches.results("big-10k", 9_990, false, () => void n++, new AbortController().signal);
+      expect(n).toBe(10);
+    } finally {
+      batches.close();
+    }
+  });
+});

@@ -1,0 +1,59 @@
+import { AttributionMethod, EngineStrategy, RetrievalMode } from "@attr-rag/contracts";
+import { describe, expect, it } from "vitest";
+import { batchItemsFromJsonl, defaultsFromFlags, ROW_FIELDS } from "../src/batch/batchRows.js";
+import { resultRow } from "../src/batch/resultRow.js";
+
+describe("batch rows", () => {
+  it("batch rows - the command's flags are every row's defaults; a row's own fields win", () => {
+    const text = ['{"id": "a", "question": "Q1"}', '{"id": "b", "question": "Q2", "k": 4, "max_tokens": "7", "mode": "bm25", "method": "shapley", "include_occluded": true}', ""].join("\n");
+    const items = batchItemsFromJsonl(text, "rows.jsonl", defaultsFromFlags({ k: "9", maxTokens: "11", strategy: "naive", server: "ignored" }));
+    expect(items.map((i) => i.itemId)).toEqual(["a", "b"]);
+    const [a, b] = items.map((i) => i.request!);
+    expect(a).toMatchObject({ question: "Q1", retrieval: { k: 9 }, generation: { maxTokens: 11, strategy: EngineStrategy.ENGINE_STRATEGY_NAIVE }, includeOccludedAnswers: false });
+    expect(b).toMatchObject({
+      question: "Q2",
+      retrieval: { k: 4, mode: RetrievalMode.RETRIEVAL_MODE_BM25 },
+      generation: { maxTokens: 7, strategy: EngineStrategy.ENGINE_STRATEGY_NAIVE },
+      attribution: { method: AttributionMethod.ATTRIBUTION_METHOD_SHAPLEY_EXACT },
+      includeOccludedAnswers: true,
+    });
+  });
+
+  it("batch rows - every row field is an ask flag, named in snake_case", () => {
+    for (const [field, key] of Object.entries(ROW_FIELDS)) expect(field).toBe(key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+  });
+
+  it("batch rows - a result row has the documented fields; a failed item says why", () => {
+    const ok = resultRow({
+      batchId: "b",
+      itemId: "a",
+      index: 0,
+      offset: 0,
+      state: 3,
+      statusCode: 0,
+      statusMessage: "",
+      question: "Q",
+      requestId: "r",
+      finalAnswer: { text: "Heat it [1].", citations: [{ start: 0, end: 12, chunkIds: ["d#0"], kind: 1 }], contextChunkIds: ["d#0"] },
+      sets: [{ setId: "d#0-0", docId: "d", firstOrdinal: 0, lastOrdinal: 0, chunks: [{ chunkId: "d#0", ordinal: 0, retrievalRank: 1 }], bestRetrievalRank: 1 }],
+      attribution: { method: 0, metrics: [1, 5], rows: [{ setIndex: 0, setId: "d#0-0", scores: [{ metric: 1, alpha: 0.5 }, { metric: 5, alpha: 0.25 }] }], evaluations: 2 },
+      selection: { bestSetId: "d#0-0", sets: [{ setIndex: 0, setId: "d#0-0", decision: 1, reason: 1, reasonText: "kept as S*", votes: 2, argmaxVotes: 2, meanAlpha: 0.375, metricVotes: [] }], cuts: [], flags: [], selectedSetIds: ["d#0-0"], summary: "" },
+      done: { timings: { totalMs: 12.5, retrieveMs: 1 }, warnings: ["w"] },
+      attempts: 1,
+      finishedUnixMs: 5,
+    });
+    expect(Object.keys(ok)).toEqual(["id", "question", "status", "answer", "citations", "kept_sets", "attribution", "timings", "counters", "warnings"]);
+    expect(ok).toMatchObject({
+      id: "a",
+      status: "ok",
+      answer: "Heat it [1].",
+      citations: [{ start: 0, end: 12, chunk_ids: ["d#0"], kind: "marker" }],
+      kept_sets: [{ set_id: "d#0-0", doc_id: "d", chunk_ids: ["d#0"], reason: "best_set", reason_text: "kept as S*" }],
+      attribution: { method: "occlusion", metrics: ["cosine", "rougeL"], rows: [{ set_id: "d#0-0", alpha: { cosine: 0.5, rougeL: 0.25 } }] },
+      timings: { total_ms: 12.5, retrieve_ms: 1 },
+      warnings: ["w"],
+    });
+    const failed = resultRow({ batchId: "b", itemId: "x", index: 1, offset: 1, state: 4, statusCode: 3, statusMessage: "question is empty", question: "", requestId: "", sets: [], attempts: 1, finishedUnixMs: 6 });
+    expect(failed).toMatchObject({ id: "x", status: "INVALID_ARGUMENT", error: "question is empty", answer: "", kept_sets: [], attribution: null });
+  });
+});

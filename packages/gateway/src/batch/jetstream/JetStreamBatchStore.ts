@@ -1,0 +1,235 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import { status } from "@grpc/grpc-js";
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import type { KV } from "@nats-io/kv";
+import {
+  BATCH_ITEMS_STREAM,
+  BATCH_RESULTS_STREAM,
+  BATCH_RUNNERS_CONSUMER,
+  BatchItemJob,
+  BatchItemResult,
+  batchCancelSubject,
+  batchItemsSubject,
+  batchResultsFilter,
+  type Batch,
+  type BatchRecord,
+} from "@attr-rag/contracts";
+import { batchLifecycle, batchThroughput, windowStart } from "@attr-rag/core";
+import { ServiceError, type ServiceLog } from "@attr-rag/index";
+import type { ConnectionWatch, NatsConnection } from "@attr-rag/nats";
+import type { BatchStore, NewBatch } from "../batchStore.js";
+import { ChangeSignal } from "../changeSignal.js";
+import { decodePageToken, encodePageToken, isAfter, newestFirst } from "../pageToken.js";
+import { hasEnded, toBatch } from "../toBatch.js";
+import { BatchRecords } from "./batchRecords.js";
+import { DEFAULT_BATCH_QUEUE, ensureBatchStreams, type BatchQueueSettings } from "./batchStreams.js";
+import { watchMaxDeliveries } from "./itemDeadLetters.js";
+import { JetStreamBatchQueue } from "./JetStreamBatchQueue.js";
+import { ResultsView } from "./ResultsView.js";
+import { RunningMarkers } from "./runningMarkers.js";
+
+/** Items published at once while queueing a batch (each publish waits for its JetStream acknowledgement). */
+const PUBLISH_WINDOW = 256;
+
+/**
+ * Batches in JetStream, shared by every gateway: records in the ATTR_RAG_BATCHES bucket, items in the
+ * ATTR_RAG_BATCH_ITEMS work queue, results in ATTR_RAG_BATCH_RESULTS. A gateway holds nothing a restart
+ * could lose: counts and offsets are read back from the results stream (ResultsView is a cache of it).
+ */
+export class JetStreamBatchStore implements BatchStore {
+  readonly #changes = new ChangeSignal();
+  readonly #records: BatchRecords;
+  readonly #view: ResultsView;
+  readonly #markers: RunningMarkers;
+  readonly #stopAdvisories: () => void;
+  readonly queue: JetStreamBatchQueue;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly watch: ConnectionWatch,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    kv: KV,
+    queue: (records: BatchRecords, markers: RunningMarkers) => JetStreamBatchQueue,
+    private readonly log: ServiceLog,
+  ) {
+    this.#records = new BatchRecords(kv);
+    this.#view = new ResultsView(js, jsm, this.#changes);
+    this.#markers = new RunningMarkers(kv, `${hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}-${randomBytes(3).toString("hex")}`, log);
+    this.queue = queue(this.#records, this.#markers);
+    this.#stopAdvisories = watchMaxDeliveries(nc, js, jsm, log);
+  }
+
+  static async open(nc: NatsConnection, watch: ConnectionWatch, o: { log: ServiceLog; settings?: BatchQueueSettings }): Promise<JetStreamBatchStore> {
+    const settings = o.settings ?? DEFAULT_BATCH_QUEUE;
+    const jsm = await jetstreamManager(nc);
+    const kv = await ensureBatchStreams(nc, jsm, settings);
+    const js = jetstream(nc);
+    const consumer = await js.consumers.get(BATCH_ITEMS_STREAM, BATCH_RUNNERS_CONSUMER);
+    return new JetStreamBatchStore(nc, watch, js, jsm, kv, (records, markers) => new JetStreamBatchQueue(nc, js, jsm, consumer, records, markers, settings, o.log), o.log);
+  }
+
+  async create(batch: NewBatch): Promise<{ batch: Batch; created: boolean }> {
+    return this.#reachable(async () => {
+      const { record, created } = await this.#records.create({
+        batchId: batch.batchId,
+        totalItems: batch.items.length,
+        createdUnixMs: batch.createdUnixMs,
+        label: batch.label,
+        itemsSha256: batch.itemsSha256,
+        cancelled: false,
+        published: false,
+      });
+      if (record.itemsSha256 !== batch.itemsSha256) {
+        throw new ServiceError(
+          status.ALREADY_EXISTS,
+          `batch ${batch.batchId} already exists with other items (${record.totalItems} items, sha256 ${record.itemsSha256.slice(0, 12)}…); choose another batch_id or resubmit the same items`,
+        );
+      }
+      // A record left unpublished by a gateway that died while queueing: this same CreateBatch finishes it.
+      if (!record.published) {
+        await this.#publishItems(batch);
+        await this.#records.update(batch.batchId, (r) => ({ ...r, published: true }));
+      }
+      this.#changes.notify(batch.batchId);
+      return { batch: await this.get(batch.batchId), created };
+    });
+  }
+
+  async get(batchId: string): Promise<Batch> {
+    return this.#reachable(async () => {
+      const record = await this.#records.get(batchId, { fresh: true });
+      if (record === undefined) throw new ServiceError(status.NOT_FOUND, `no batch ${batchId}; list them with ListBatches (attr-rag batch list)`);
+      return this.#batchOf(record);
+    });
+  }
+
+  async list(pageSize: number, pageToken: string): Promise<{ batches: Batch[]; nextPageToken: string }> {
+    return this.#reachable(async () => {
+      const after = pageToken === "" ? undefined : decodePageToken(pageToken);
+      const records: BatchRecord[] = [];
+      for (const id of await this.#records.ids()) {
+        const r = await this.#records.get(id);
+        if (r !== undefined) records.push(r);
+      }
+      const ordered = records
+        .map((r) => ({ r, p: { createdMs: Number(r.createdUnixMs), id: r.batchId } }))
+        .sort((a, b) => newestFirst(a.p, b.p))
+        .filter((x) => after === undefined || isAfter(x.p, after));
+      const page = ordered.slice(0, pageSize);
+      const batches = await Promise.all(page.map((x) => this.#batchOf(x.r)));
+      return { batches, nextPageToken: ordered.length > pageSize ? encodePageToken(page.at(-1)!.p) : "" };
+    });
+  }
+
+  async cancel(batchId: string): Promise<Batch> {
+    return this.#reachable(async () => {
+      const before = await this.get(batchId);
+      if (!hasEnded(before.state)) {
+        await this.#records.update(batchId, (r) => ({ ...r, cancelled: true }));
+        // Every gateway stops its running items of the batch; queued ones end CANCELLED as runners reach them.
+        this.nc.publish(batchCancelSubject(batchId));
+        await this.nc.flush();
+        this.#changes.notify(batchId);
+      }
+      return this.get(batchId);
+    });
+  }
+
+  async *results(batchId: string, offset: number, follow: boolean, signal: AbortSignal): AsyncIterable<BatchItemResult> {
+    let next = offset;
+    for (;;) {
+      signal.throwIfAborted();
+      const batch = await this.get(batchId);
+      const view = await this.#view.of(batchId);
+      if (next < view.total) {
+        for await (const result of this.#read(batchId, view.seqs[next]!, view.total - next, signal)) yield { ...result, offset: next++ };
+        continue;
+      }
+      if (!follow || hasEnded(batch.state)) return;
+      await this.#changes.wait(batchId, 1_000, signal);
+    }
+  }
+
+  /** JetStream failures while NATS is unreachable are UNAVAILABLE (retry), not INTERNAL. */
+  async #reachable<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof ServiceError) throw err;
+      const text = (err as Error)?.message ?? String(err);
+      if (!this.watch.connected || /timeout|disconnect|closed|no responders|connection|503/i.test(text)) {
+        throw new ServiceError(status.UNAVAILABLE, `NATS JetStream, where batches are kept, cannot be reached (${text}); retry shortly`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  changed(batchId: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
+    return this.#changes.wait(batchId, timeoutMs, signal);
+  }
+
+  async close(): Promise<void> {
+    this.#stopAdvisories();
+    this.queue.close();
+    this.#view.close();
+    await this.#markers.close().catch(() => {});
+  }
+
+  /** `count` results of the batch from stream sequence `startSeq` on, in order. */
+  async *#read(batchId: string, startSeq: number, count: number, signal: AbortSignal): AsyncIterable<BatchItemResult> {
+    const consumer = await this.js.consumers.get(BATCH_RESULTS_STREAM, { filter_subjects: batchResultsFilter(batchId), deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSeq });
+    const messages = await consumer.consume({ max_messages: Math.min(256, count) });
+    const stop = () => void messages.close();
+    signal.addEventListener("abort", stop, { once: true });
+    try {
+      let left = count;
+      for await (const m of messages) {
+        yield BatchItemResult.decode(m.data);
+        if (--left === 0) break;
+      }
+    } finally {
+      signal.removeEventListener("abort", stop);
+      await messages.close();
+    }
+  }
+
+  async #publishItems(batch: NewBatch): Promise<void> {
+    const subject = batchItemsSubject(batch.batchId);
+    for (let start = 0; start < batch.items.length; start += PUBLISH_WINDOW) {
+      await Promise.all(
+        batch.items.slice(start, start + PUBLISH_WINDOW).map((item, k) =>
+          this.js.publish(subject, BatchItemJob.encode({ batchId: batch.batchId, index: start + k, item }).finish(), {
+            // The digest keeps a reused id's old items from being taken for this batch's.
+            msgID: `${batch.batchId}/${batch.itemsSha256.slice(0, 16)}/${start + k}`,
+          }),
+        ),
+      );
+    }
+  }
+
+  async #batchOf(record: BatchRecord): Promise<Batch> {
+    const now = Date.now();
+    const view = await this.#view.of(record.batchId);
+    const finished = view.total;
+    const running = [...(await RunningMarkers.read(this.#records.kv, record.batchId, now))].filter((i) => !view.finishedIndices.has(i)).length;
+    const total = record.totalItems;
+    const counts = { ...view.counts, running, queued: Math.max(0, total - finished - running) };
+    const createdMs = Number(record.createdUnixMs);
+    const lifecycle = batchLifecycle({ total, counts, cancelled: record.cancelled, submitted: record.published });
+    const throughput = batchThroughput({ finishedInWindow: view.finishedSince(windowStart(createdMs, now)), createdMs, nowMs: now, remaining: total - finished });
+    const finishedMs = view.finishedMs.length >= total ? view.finishedMs.reduce((a, b) => Math.max(a, b), 0) : undefined;
+    return toBatch({
+      batchId: record.batchId,
+      label: record.label,
+      itemsSha256: record.itemsSha256,
+      total,
+      createdMs,
+      ...(finishedMs !== undefined ? { finishedMs } : {}),
+      counts,
+      lifecycle,
+      throughput,
+    });
+  }
+}

@@ -1,0 +1,58 @@
+import type { KV } from "@nats-io/kv";
+import { BatchRecord } from "@attr-rag/contracts";
+
+const recordKey = (batchId: string) => `batch.${batchId}`;
+/** Runners ask for a batch's record with every item; a cancel reaches them anyway (broadcast and re-check). */
+const CACHE_MS = 2_000;
+
+/** Batch records in the bucket (`batch.<id>`), with a short read cache for the runners. */
+export class BatchRecords {
+  readonly #cache = new Map<string, { record: BatchRecord | undefined; at: number }>();
+
+  constructor(readonly kv: KV) {}
+
+  async get(batchId: string, o: { fresh?: boolean } = {}): Promise<BatchRecord | undefined> {
+    const hit = this.#cache.get(batchId);
+    if (!o.fresh && hit !== undefined && Date.now() - hit.at < CACHE_MS) return hit.record;
+    const entry = await this.kv.get(recordKey(batchId));
+    const record = entry === null || entry.operation !== "PUT" ? undefined : BatchRecord.decode(entry.value);
+    this.#cache.set(batchId, { record, at: Date.now() });
+    return record;
+  }
+
+  /** Creates it unless one exists; returns the record now stored (ours, or the one that was there). */
+  async create(record: BatchRecord): Promise<{ record: BatchRecord; created: boolean }> {
+    try {
+      await this.kv.create(recordKey(record.batchId), BatchRecord.encode(record).finish());
+      this.#cache.set(record.batchId, { record, at: Date.now() });
+      return { record, created: true };
+    } catch (err) {
+      const existing = await this.get(record.batchId, { fresh: true });
+      if (existing === undefined) throw err;
+      return { record: existing, created: false };
+    }
+  }
+
+  /** Read, change, write with the revision read (another gateway's concurrent change makes it try again). */
+  async update(batchId: string, change: (r: BatchRecord) => BatchRecord): Promise<BatchRecord | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const entry = await this.kv.get(recordKey(batchId));
+      if (entry === null || entry.operation !== "PUT") return undefined;
+      const next = change(BatchRecord.decode(entry.value));
+      try {
+        await this.kv.update(recordKey(batchId), BatchRecord.encode(next).finish(), entry.revision);
+        this.#cache.set(batchId, { record: next, at: Date.now() });
+        return next;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+      }
+    }
+  }
+
+  /** Ids of every batch in the bucket. */
+  async ids(): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const key of await this.kv.keys("batch.*")) ids.push(key.slice("batch.".length));
+    return ids;
+  }
+}

@@ -1,0 +1,84 @@
+// Where batches live in distributed mode, in one place (README, "Batches"): the items work queue every gateway's
+// runner pulls from, the results stream (one subject per item, written once), the records bucket. Idempotent:
+// every gateway calls it at start.
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import {
+  BATCH_BUCKET,
+  BATCH_ITEMS_STREAM,
+  BATCH_ITEMS_STREAM_SUBJECTS,
+  BATCH_RESULTS_STREAM,
+  BATCH_RESULTS_STREAM_SUBJECTS,
+  BATCH_RUNNERS_CONSUMER,
+} from "@attr-rag/contracts";
+
+export interface BatchQueueSettings {
+  /** How long a runner may hold an item without saying it is still working before another runner gets it. */
+  readonly ackWaitMs: number;
+  /** Deliveries of an item before it fails for good (its result says so). */
+  readonly maxDeliver: number;
+  /** How long batches (records and results) are kept after their last change. */
+  readonly retentionMs: number;
+}
+
+export const DEFAULT_BATCH_QUEUE: BatchQueueSettings = { ackWaitMs: 30_000, maxDeliver: 10, retentionMs: 30 * 24 * 3600 * 1000 };
+
+/** Re-sending a CreateBatch within this window never queues an item twice (JetStream de-duplicates by message id). */
+const ITEMS_DUPLICATE_WINDOW_MS = 3600 * 1000;
+
+export async function ensureBatchStreams(nc: NatsConnection, jsm: JetStreamManager, settings: BatchQueueSettings): Promise<KV> {
+  await ensureStream(jsm, {
+    name: BATCH_ITEMS_STREAM,
+    subjects: [...BATCH_ITEMS_STREAM_SUBJECTS],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(ITEMS_DUPLICATE_WINDOW_MS),
+  });
+  await ensureStream(jsm, {
+    name: BATCH_RESULTS_STREAM,
+    subjects: [...BATCH_RESULTS_STREAM_SUBJECTS],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    max_age: nanos(settings.retentionMs),
+    // Each item's subject holds its one result; the publish also says "only if it has none" (see complete()).
+    max_msgs_per_subject: 1,
+  });
+  const config = {
+    durable_name: BATCH_RUNNERS_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(settings.ackWaitMs),
+    max_deliver: settings.maxDeliver,
+    max_ack_pending: 10_000,
+  };
+  try {
+    await jsm.consumers.info(BATCH_ITEMS_STREAM, BATCH_RUNNERS_CONSUMER);
+    await jsm.consumers.update(BATCH_ITEMS_STREAM, BATCH_RUNNERS_CONSUMER, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    await jsm.consumers.add(BATCH_ITEMS_STREAM, config).catch((addErr: unknown) => {
+      if (!/already in use|exists/i.test((addErr as Error).message)) throw addErr;
+    });
+  }
+  return new Kvm(nc).create(BATCH_BUCKET, { history: 1, storage: StorageType.File, ttl: settings.retentionMs, allow_direct: false });
+}
+
+async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager["streams"]["add"]>[0]): Promise<void> {
+  try {
+    await jsm.streams.info(config.name);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    try {
+      await jsm.streams.add(config);
+    } catch (addErr) {
+      if (!/already in use|exists/i.test((addErr as Error).message)) throw addErr;
+    }
+  }
+}
+
+function isNotFound(err: unknown): boolean {
+  return /not found/i.test((err as Error)?.message ?? "");
+}

@@ -1,0 +1,15 @@
+import type { ServiceLog } from "@attr-rag/index";
+import type { Runtime } from "../runtime/Runtime.js";
+import type { BatchStore } from "./batchStore.js";
+import { DEFAULT_BATCH_QUEUE } from "./jetstream/batchStreams.js";
+import { JetStreamBatchStore } from "./jetstream/JetStreamBatchStore.js";
+import { SqliteBatchStore } from "./sqlite/SqliteBatchStore.js";
+
+/** The runtime's batch store: batches.sqlite in the state dir (embedded), or JetStream (distributed). */
+export async function openBatchStore(runtime: Runtime, log: ServiceLog): Promise<BatchStore> {
+  if (runtime.nats !== undefined) {
+    const settings = { ...DEFAULT_BATCH_QUEUE, ackWaitMs: runtime.config.batchAckWait * 1000 };
+    return JetStreamBatchStore.open(runtime.nats.connection, runtime.nats.watch, { log, settings });
+  }
+  return SqliteBatchStore.open(runtime.config.stateDir ?? runtime.config.store);
+}

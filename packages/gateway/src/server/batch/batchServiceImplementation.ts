@@ -1,0 +1,60 @@
+import { status } from "@grpc/grpc-js";
+import type { BatchServiceServer } from "@attr-rag/contracts";
+import { isBatchId } from "@attr-rag/contracts";
+import { ServiceError, type ServiceLog } from "@attr-rag/index";
+import type { BatchStore } from "../../batch/batchStore.js";
+import { prepareBatch } from "../../batch/prepareBatch.js";
+import { hasEnded } from "../../batch/toBatch.js";
+import { streamingBatchCall, unaryBatchCall } from "./batchCall.js";
+
+/** How often WatchBatch sends the batch even when nothing changed (a heartbeat clients can time out on). */
+export const WATCH_HEARTBEAT_MS = 10_000;
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 1_000;
+
+export interface BatchServiceOptions {
+  readonly store: BatchStore;
+  readonly maxBatchItems: number;
+  readonly log: ServiceLog;
+}
+
+function batchIdOf(id: string): string {
+  if (!isBatchId(id)) throw new ServiceError(status.INVALID_ARGUMENT, `batch_id must be 1-64 letters, digits, '-' or '_', got ${JSON.stringify(id.slice(0, 80))}`);
+  return id;
+}
+
+/** BatchService over a batch store: the same RPCs whether the store is SQLite (embedded) or JetStream (distributed). */
+export function batchServiceImplementation(o: BatchServiceOptions): BatchServiceServer {
+  const { store, log } = o;
+  return {
+    createBatch: unaryBatchCall(log, "CreateBatch", async (request, signal) => store.create(prepareBatch(request, o), signal)),
+    getBatch: unaryBatchCall(log, "GetBatch", async (request, signal) => ({ batch: await store.get(batchIdOf(request.batchId), signal) })),
+    listBatches: unaryBatchCall(log, "ListBatches", async (request, signal) => {
+      const pageSize = request.pageSize === 0 ? DEFAULT_PAGE_SIZE : request.pageSize;
+      if (pageSize > MAX_PAGE_SIZE) throw new ServiceError(status.INVALID_ARGUMENT, `page_size must be at most ${MAX_PAGE_SIZE}, got ${pageSize}`);
+      return store.list(pageSize, request.pageToken, signal);
+    }),
+    cancelBatch: unaryBatchCall(log, "CancelBatch", async (request, signal) => ({ batch: await store.cancel(batchIdOf(request.batchId), signal) })),
+    watchBatch: streamingBatchCall(log, "WatchBatch", async (request, write, signal) => {
+      const batchId = batchIdOf(request.batchId);
+      let last = "";
+      let lastSentAt = 0;
+      for (;;) {
+        const batch = await store.get(batchId, signal);
+        // Counts, state and ETA decide whether it changed; the rate alone drifts every second.
+        const key = JSON.stringify([batch.state, batch.counts]);
+        if (key !== last || Date.now() - lastSentAt >= WATCH_HEARTBEAT_MS) {
+          await write({ batch });
+          last = key;
+          lastSentAt = Date.now();
+        }
+        if (hasEnded(batch.state)) return;
+        await store.changed(batchId, 1_000, signal);
+        signal.throwIfAborted();
+      }
+    }),
+    listBatchResults: streamingBatchCall(log, "ListBatchResults", async (request, write, signal) => {
+      for await (const result of store.results(batchIdOf(request.batchId), request.offset, request.follow, signal)) await write({ result });
+    }),
+  };
+}
