@@ -82,6 +82,24 @@ describe("deploy/", () => {
     for (const role of ["worker", "selector", "index"]) expect(conf.get(role)!.publish.some((s) => s.startsWith("attr_rag.v1.queue"))).toBe(false);
   });
 
+  it("deploy - batches: only gateways queue items, record results and keep the batch records; workers answer their own stats service", () => {
+    const gateway = conf.get("gateway")!;
+    for (const subject of ["attr_rag.v1.batch.items.>", "attr_rag.v1.batch.results.>", "attr_rag.v1.batch.cancel.*", "$KV.ATTR_RAG_BATCHES.>", "$JS.API.STREAM.CREATE.KV_ATTR_RAG_BATCHES", "$JS.ACK.ATTR_RAG_BATCH_ITEMS.>"]) {
+      expect(gateway.publish, subject).toContain(subject);
+    }
+    expect(gateway.subscribe).toContain("attr_rag.v1.batch.cancel.*");
+    expect(gateway.subscribe).toContain("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.ATTR_RAG_BATCH_ITEMS.>");
+    for (const role of ["worker", "selector", "index"] as const) {
+      const p = conf.get(role)!;
+      expect(p.publish.filter((s) => s.includes("batch") || s.includes("BATCH") || s.startsWith("$KV")), role).toEqual([]);
+    }
+    const worker = conf.get("worker")!;
+    expect(worker.subscribe).toEqual(expect.arrayContaining(["$SRV.>", "attr_rag.v1.worker.>"]));
+    expect(worker.allow_responses).toBe(true);
+    // A worker pulls both lanes of its model through the one CONSUMER.MSG.NEXT grant on the jobs stream.
+    expect(worker.publish).toContain("$JS.API.CONSUMER.MSG.NEXT.ATTR_RAG_JOBS.>");
+  });
+
   it("deploy - the NATS Helm values grant exactly the permissions of nats-server.conf, passwords from the attr-rag-nats Secret", () => {
     const values = parse(read("k8s/nats-values.yaml"));
     expect(values.config.jetstream.enabled).toBe(true);
@@ -134,6 +152,8 @@ describe("deploy/", () => {
     // The gateway asks for the model id the workers serve.
     expect(worker!.args[worker!.args.indexOf("--model-id") + 1]).toBe("$(ATTR_RAG_MODEL)");
     const [gateway] = containers("Deployment/attr-rag-gateway");
+    // More than one gateway: a batch survives the death of the one that took it (another runs its items).
+    expect(byName.get("Deployment/attr-rag-gateway")!.spec.replicas).toBeGreaterThanOrEqual(2);
     expect(new Map(gateway!.env!.map((e) => [e.name, e])).get("ATTR_RAG_MODEL")?.valueFrom?.configMapKeyRef?.key).toBe("ATTR_RAG_MODEL");
     const service = byName.get("Service/attr-rag-gateway")!;
     expect(service.spec.selector).toEqual(byName.get("Deployment/attr-rag-gateway")!.spec.template.metadata.labels);

@@ -4,7 +4,6 @@ export { ConfigError } from "./config/ConfigError.js";
 export {
   batchConcurrencyOf,
   DEFAULT_CONFIG,
-  DISTRIBUTED_BATCH_CONCURRENCY,
   DISTRIBUTED_MAX_CONCURRENT_ASKS,
   type GatewayConfig,
   type RetrievalModeName,

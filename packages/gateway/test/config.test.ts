@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CONFIG_KEYS, ConfigError, DEFAULT_CONFIG, envName, flagName, loadConfig } from "../src/index.js";
+import { batchConcurrencyOf, CONFIG_KEYS, ConfigError, DEFAULT_CONFIG, DISTRIBUTED_MAX_CONCURRENT_ASKS, envName, flagName, loadConfig } from "../src/index.js";
 import { REPO_ROOT } from "./helpers/demoStore.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-config-"));
@@ -46,6 +46,20 @@ describe("gateway config", () => {
     expect(() => loadConfig({ file: join(dir, "missing.json") })).toThrow(/cannot read config file/);
     expect(() => loadConfig({ overrides: { ...base, tlsCert: "/c.pem" } })).toThrow(/both tlsCert and tlsKey/);
     expect(loadConfig({ overrides: { ...base, metrics: "rouge1, rouge1,jaccard" } }).metrics).toEqual(["rouge1", "jaccard"]);
+  });
+
+  it("config - distributed, the JetStream queue is the queue: many Asks at once unless a source says otherwise", () => {
+    const nats = { nats: "nats://127.0.0.1:4222", model: "stories260K" };
+    expect(loadConfig({ overrides: base }).maxConcurrentAsks).toBe(1);
+    expect(loadConfig({ overrides: nats }).maxConcurrentAsks).toBe(DISTRIBUTED_MAX_CONCURRENT_ASKS);
+    expect(loadConfig({ overrides: { ...nats, maxConcurrentAsks: "3" } }).maxConcurrentAsks).toBe(3);
+    expect(loadConfig({ overrides: nats, env: { ATTR_RAG_MAX_CONCURRENT_ASKS: "1" } }).maxConcurrentAsks).toBe(1);
+    expect(loadConfig({ file: file(JSON.stringify({ ...nats, maxConcurrentAsks: 1 })) }).maxConcurrentAsks).toBe(1);
+    expect(() => loadConfig({ overrides: { ...nats, stateDir: "/var/lib/attr-rag" } })).toThrow(/stateDir is for embedded mode; with nats, batches live in JetStream/);
+    expect(batchConcurrencyOf(loadConfig({ overrides: base }))).toBe(1);
+    expect(batchConcurrencyOf(loadConfig({ overrides: { ...base, maxConcurrentAsks: "2" } }))).toBe(2);
+    expect(batchConcurrencyOf(loadConfig({ overrides: { ...base, batchConcurrency: "0" } }))).toBe(0);
+    expect(() => loadConfig({ overrides: { ...base, maxMessageBytes: "1000" } })).toThrow(/maxMessageBytes must be an integer in 4194304\.\./);
   });
 
   it("config - env and flag names follow the keys", () => {

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { buildDemoStore, QUESTION, REPO_ROOT, testConfig } from "./helpers/demoS
 
 const PYTHON = "/usr/bin/python3";
 const CLIENT = join(REPO_ROOT, "examples/python/ask_client.py");
+const BATCH = join(REPO_ROOT, "examples/python/batch.py");
 
 /** The Debian packages the example needs (`.ci/run` installs them); without them the test says so and skips. */
 function pythonGrpcMissing(): string | undefined {
@@ -75,6 +76,49 @@ describe.skipIf(missing !== undefined)(`python client${missing ? ` (skipped: ${m
       expect(events.at(-1)).toMatch(/^\{"stage":"done"/);
     } finally {
       rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
+  it("python client - batch.py submits a JSONL batch, watches it, writes every result; run again it resumes without a duplicate", async () => {
+    const work = mkdtempSync(join(tmpdir(), "attr-rag-py-batch-"));
+    try {
+      const rows = join(work, "rows.jsonl");
+      const out = join(work, "results.jsonl");
+      writeFileSync(
+        rows,
+        [
+          { id: "one", question: QUESTION, k: 4, max_tokens: 6 },
+          { id: "two", question: "How do I collect oxygen gas over water?", max_tokens: 6, baseline: "topk" },
+          { id: "empty", question: " " },
+        ]
+          .map((r) => JSON.stringify(r))
+          .join("\n") + "\n",
+      );
+      const args = ["--address", server.address, "--token", TOKEN, "--file", rows, "--out", out];
+      const run = await runPython(args, BATCH);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/batch: submitted py-\w+ \(3 items\)/);
+      expect(run.stderr).toMatch(/completed, 3\/3 done \(2 ok, 1 failed/);
+      const results = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id: string; status: string; answer: string; error?: string; kept_sets: unknown[] });
+      expect(results.map((r) => r.id).sort()).toEqual(["empty", "one", "two"]);
+      const byId = new Map(results.map((r) => [r.id, r]));
+      expect(byId.get("one")!.status).toBe("ok");
+      expect(byId.get("one")!.kept_sets.length).toBeGreaterThan(0);
+      expect(byId.get("two")!.answer.length).toBeGreaterThan(0);
+      expect(byId.get("empty")).toMatchObject({ status: "INVALID_ARGUMENT", error: "question is empty" });
+      // The same command again: the same batch (an id derived from the file), nothing written twice.
+      const again = await runPython(args, BATCH);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toMatch(/already submitted/);
+      expect(again.stderr).toMatch(/0 results written .* \(3 were there already\)/);
+      expect(readFileSync(out, "utf8").trim().split("\n")).toHaveLength(3);
+      // A bad row: its line is named and nothing is sent.
+      writeFileSync(rows, '{"id": "x", "question": "q", "k": 0}\n');
+      const bad = await runPython(args, BATCH);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/rows\.jsonl:1: field 'k' must be a positive integer; nothing was submitted/);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
     }
   });
 

@@ -22,3 +22,4 @@ export { jobPrompt, occlusionSetsThatFit, setsThatFit } from "./jobPrompt.js";
 export { modelIdOf } from "./modelId.js";
 export { startWorker, type RunningWorker, type WorkerOptions } from "./nats/workerService.js";
 export { NatsEngine } from "./nats/natsEngine.js";
+export { listWorkerStats } from "./nats/workerStats.js";

@@ -73,7 +73,7 @@ export interface ClusterBenchReport {
 }
 
 /** One Ask through a gateway; its wall time as the client saw it and its final answer. */
-async function timedAsk(address: string, question: string): Promise<{ ms: number; finalAnswer: string }> {
+export async function timedAsk(address: string, question: string): Promise<{ ms: number; finalAnswer: string }> {
   let finalAnswer = "";
   const started = performance.now();
   await remoteAsk({ address }, AskRequest.fromPartial({ question }), (e: AskEvent) => {

@@ -8,6 +8,7 @@ import { progressBar } from "../progressBar.js";
 import { nonNegativeInt, positiveInt } from "../parseArgs.js";
 import { registerBenchAttributionCommand } from "./benchAttribution.js";
 import { registerBenchClusterCommand } from "./benchCluster.js";
+import { registerBenchBatchCommand } from "./benchBatch.js";
 
 interface BenchOcclusionOptions {
   model: string;
@@ -37,6 +38,7 @@ export function defaultCorpus(): string {
 export function registerBenchCommand(program: Command): void {
   const bench = program.command("bench").summary("benchmarks (JSON with --json)");
   registerBenchClusterCommand(bench);
+  registerBenchBatchCommand(bench);
   registerBenchAttributionCommand(bench);
   bench
     .command("occlusion")

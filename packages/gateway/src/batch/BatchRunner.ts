@@ -11,8 +11,10 @@ export interface BatchRunnerOptions {
   readonly queue: BatchQueue;
   /** The pipeline as batch items run it (its engine queues jobs in the batch lane). */
   readonly pipeline: PipelineRuntime;
-  /** Items run at once by this runner. */
-  readonly concurrency: number;
+  /** Items run at once by this runner: a number, or asked again every second (it may follow the workers). */
+  readonly concurrency: number | (() => number);
+  /** The most slots `concurrency` may ever ask for. Default: concurrency when it is a number, else 64. */
+  readonly maxConcurrency?: number;
   readonly log: ServiceLog;
   /** Runs of an item that failed for reasons not its own (UNAVAILABLE) before the failure is its result. Default 5. */
   readonly maxAttempts?: number;
@@ -62,7 +64,8 @@ export class BatchRunner {
     this.#unsubscribe = this.o.queue.onCancel((batchId) => {
       for (const abort of this.#running.get(batchId) ?? []) abort.abort(CANCELLED);
     });
-    this.#loops = Array.from({ length: this.o.concurrency }, () => this.#loop());
+    const max = this.o.maxConcurrency ?? (typeof this.o.concurrency === "number" ? this.o.concurrency : 64);
+    this.#loops = Array.from({ length: max }, (_, slot) => this.#loop(slot));
     return this;
   }
 
@@ -76,9 +79,18 @@ export class BatchRunner {
     return this.#stopped;
   }
 
-  async #loop(): Promise<void> {
+  /** Slots taken now: the concurrency the options give at this moment. */
+  get slots(): number {
+    return typeof this.o.concurrency === "number" ? this.o.concurrency : this.o.concurrency();
+  }
+
+  async #loop(slot: number): Promise<void> {
     const signal = this.#stop.signal;
     while (!signal.aborted) {
+      if (slot >= this.slots) {
+        await sleep(1_000, signal); // a slot beyond today's concurrency waits until it is wanted
+        continue;
+      }
       let item: ClaimedItem | undefined;
       try {
         item = await this.o.queue.next(signal);

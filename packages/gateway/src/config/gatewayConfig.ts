@@ -58,7 +58,7 @@ export interface GatewayConfig {
   stateDir?: string;
   /**
    * Batch items this gateway runs at once; 0 = it runs none (another gateway does). Default: embedded
-   * maxConcurrentAsks, distributed DISTRIBUTED_BATCH_CONCURRENCY (items wait for workers in the batch lane).
+   * maxConcurrentAsks; distributed two per slot of the workers serving the model (asked every 10 s).
    */
   batchConcurrency?: number;
   /** Distributed: seconds a gateway may hold a batch item without a sign of life before another gateway takes it. */
@@ -114,10 +114,10 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
 
 /** maxConcurrentAsks when distributed and not configured: enough that the workers, not the gateway, are the limit. */
 export const DISTRIBUTED_MAX_CONCURRENT_ASKS = 64;
-/** Batch items one distributed gateway keeps in flight by default (their jobs wait in the workers' batch lane). */
-export const DISTRIBUTED_BATCH_CONCURRENCY = 16;
-
-/** How many batch items this gateway runs at once (batchConcurrency, or its mode's default). */
+/**
+ * How many batch items an embedded gateway (or `batch run`) runs at once: batchConcurrency, else
+ * maxConcurrentAsks. A distributed gateway without batchConcurrency follows its workers instead.
+ */
 export function batchConcurrencyOf(config: GatewayConfig): number {
-  return config.batchConcurrency ?? (config.nats !== undefined ? DISTRIBUTED_BATCH_CONCURRENCY : config.maxConcurrentAsks);
+  return config.batchConcurrency ?? config.maxConcurrentAsks;
 }

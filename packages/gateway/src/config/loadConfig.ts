@@ -42,7 +42,7 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   maxAttributeSets: { type: "int", min: 1, help: "server limit: context sets in one Attribute call" },
   maxAttributeChars: { type: "int", min: 1, help: "server limit: characters of an Attribute call's sets and initial answer" },
   stateDir: { type: "string", help: "embedded: directory of durable gateway state (batches.sqlite); default the store directory" },
-  batchConcurrency: { type: "int", min: 0, max: 4096, help: "batch items this gateway runs at once, 0 = none (default: maxConcurrentAsks embedded, 16 with nats)" },
+  batchConcurrency: { type: "int", min: 0, max: 4096, help: "batch items this gateway runs at once, 0 = none (default: maxConcurrentAsks embedded; with nats two per worker slot)" },
   batchAckWait: { type: "int", min: 1, max: 3600, help: "with nats: seconds a gateway may hold a batch item without a sign of life before another gateway takes it over" },
   maxBatchItems: { type: "int", min: 1, max: 10_000_000, help: "server limit: items in one batch" },
   maxMessageBytes: { type: "int", min: 4 * 1024 * 1024, max: 2_000_000_000, help: "server limit: bytes of one request message (a CreateBatch holds all its items)" },

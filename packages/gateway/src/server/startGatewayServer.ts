@@ -15,6 +15,7 @@ import { HealthImplementation } from "grpc-health-check";
 import { BatchRunner } from "../batch/BatchRunner.js";
 import type { BatchStore } from "../batch/batchStore.js";
 import { openBatchStore } from "../batch/openBatchStore.js";
+import { MAX_AUTO_BATCH_CONCURRENCY, WorkerBasedConcurrency } from "../batch/workerBasedConcurrency.js";
 import { batchConcurrencyOf } from "../config/gatewayConfig.js";
 import type { Runtime } from "../runtime/Runtime.js";
 import { Admission } from "./admission.js";
@@ -89,14 +90,20 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
     await batches.close();
     throw err;
   }
-  const concurrency = batchConcurrencyOf(config);
-  const batchRunner = concurrency > 0 ? new BatchRunner({ queue: batches.queue, pipeline: runtime.batchPipeline, concurrency, log }).start() : undefined;
+  // Distributed with no batchConcurrency set, the runner follows the workers' slots (WorkerBasedConcurrency).
+  const auto = config.batchConcurrency === undefined && runtime.nats !== undefined ? new WorkerBasedConcurrency(runtime.nats.connection, config.model) : undefined;
+  const concurrency = auto !== undefined ? () => auto.value : batchConcurrencyOf(config);
+  const batchRunner =
+    auto !== undefined || batchConcurrencyOf(config) > 0
+      ? new BatchRunner({ queue: batches.queue, pipeline: runtime.batchPipeline, concurrency, maxConcurrency: auto !== undefined ? MAX_AUTO_BATCH_CONCURRENCY : undefined, log }).start()
+      : undefined;
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       for (const name of ["", ...services]) health.setStatus(name, "NOT_SERVING");
       // Running batch items go back to the queue unfinished; the next runner (here after a restart, or another gateway) runs them.
+      auto?.close();
       await batchRunner?.stop();
       await shutdown(server, shutdownGraceMs);
       await batches.close();
