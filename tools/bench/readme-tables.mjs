@@ -32,6 +32,7 @@ export const BLOCKS = {
   "retrieval-fusion": { files: ["retrieval-tune-chemlitqa-train.json", "retrieval-tune-chemex-like-train.json"], render: fusionTuneBlock },
   "index-bench": { files: ["index-bench.json"], render: indexBlock },
   "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
+  "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
   "attribution-bench": { files: ["attribution-bench-f16.json"], render: attributionBenchBlock },
 };
@@ -299,6 +300,49 @@ function clusterBlock(results) {
     "",
     provenance(results),
   ].join("\n");
+}
+
+function batchBlock(results) {
+  const [{ data }] = results;
+  const s = data.settings;
+  const e = data.embedded_one_by_one;
+  const two = data.speedup["2"];
+  const i = data.interactive;
+  const l = data.large;
+  const lines = [
+    `\`${basename(data.model)}\`, k = ${s.k}, ${s.max_tokens} new tokens, ${s.threads_per_worker} engine thread per worker (and in the embedded gateway), ` +
+      `${thousands(s.context_size)} KV cells per worker; the same ${s.items} Asks each way.`,
+    "",
+    "| how | workers | items | wall s | items/minute | vs 1 worker | jobs per worker |",
+    "|---|---|---|---|---|---|---|",
+    `| embedded gateway, one Ask at a time | – | ${e.items} | ${fixed(e.wall_ms / 1000, 1)} | ${fixed(e.items_per_minute, 1)} | – | – |`,
+    ...data.batches.map(
+      (b) =>
+        `| one batch through the cluster | ${b.workers} | ${b.items} | ${fixed(b.wall_ms / 1000, 1)} | ${fixed(b.items_per_minute, 1)} | ${data.speedup[String(b.workers)] !== undefined ? `${fixed(data.speedup[String(b.workers)], 2)}×` : "–"} | ${b.jobs_per_worker.join(", ")} |`,
+    ),
+    "",
+    (two !== undefined ? `Two single-thread workers on two cores: ${fixed(two, 2)}× one (goal ≥ ${fixed(data.goals.speedup_2_workers, 1)}×). ` : "") +
+      (data.cluster_vs_embedded !== null
+        ? `A batch through a 1-worker cluster: ${fixed(data.cluster_vs_embedded, 2)}× the items/minute of the same Asks one by one through an embedded gateway (goal ≥ ${fixed(data.goals.cluster_vs_embedded, 2)}×).`
+        : ""),
+  ];
+  if (i !== null) {
+    lines.push(
+      "",
+      `Interactive Ask on the ${i.workers}-worker cluster (median of ${i.idle.runs_ms.length}): ${thousands(i.idle.median_ms)} ms idle, ${thousands(i.during_batch.median_ms)} ms while a ` +
+        `${i.batch_items}-item batch runs = ${fixed(i.ratio, 2)}× (goal ≤ ${fixed(data.goals.interactive_ratio, 0)}×).`,
+    );
+  }
+  if (l !== null) {
+    lines.push(
+      "",
+      `Large batch on the ${l.workers}-worker cluster: ${thousands(l.items)} items (${fixed(l.request_bytes / 1048576, 1)} MB) accepted by one CreateBatch in ${fixed(l.submit_ms / 1000, 2)} s; ` +
+        `while it ran, GetBatch took ${fixed(l.status.median_ms, 1)} ms median, ${fixed(l.status.p95_ms, 1)} ms p95 (${l.status.reads} reads), and ListBatchResults read its ` +
+        `${thousands(l.results_read.results)} results in ${thousands(l.results_read.ms)} ms; after CancelBatch every item had its result in ${fixed(l.cancel_to_end_ms / 1000, 1)} s.`,
+    );
+  }
+  lines.push("", provenance(results));
+  return lines.join("\n");
 }
 
 function attributionEvalBlock(results) {

@@ -24,6 +24,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const skippedNames = [];
+const failedNames = [];
+const firstLine = (text) => String(text ?? "no message").split("\n").find((line) => line.trim() !== "")?.trim().slice(0, 300) ?? "no message";
 for (const name of packages) {
   const reportFile = join(packagesDir, name, ".reports/vitest.json");
   if (!existsSync(reportFile)) {
@@ -42,13 +44,17 @@ for (const name of packages) {
   );
   failed += brokenFiles.length;
   console.error(`${name}: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles.length} failed`);
-  // Skips are listed by name; a test that may skip says why in its name.
+  // Skips are listed by name; a test that may skip says why in its name. Failures are listed last, with the
+  // first line of their message, so the tail of a long CI log says what broke.
   for (const file of report.testResults ?? []) {
     for (const test of file.assertionResults ?? []) {
       if (test.status === "skipped" || test.status === "pending" || test.status === "todo") skippedNames.push(`${name}: ${test.fullName}`);
+      if (test.status === "failed") failedNames.push(`${name}: ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
     }
+    if (brokenFiles.includes(file)) failedNames.push(`${name}: ${file.name}: ${firstLine(file.message)}`);
   }
 }
 for (const test of skippedNames) console.error(`skipped: ${test}`);
+for (const test of failedNames) console.error(`failed: ${test}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exitCode = failed > 0 || passed === 0 || nx.status !== 0 ? 1 : 0;

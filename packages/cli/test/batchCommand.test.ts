@@ -5,37 +5,12 @@ import { join } from "node:path";
 import { BatchItemState, BatchState, type BatchItemResult } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RemoteBatches } from "../src/batch/remoteBatches.js";
+import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
 import { cleanEnv, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-batch-cli-"));
 const store = join(dir, "store");
 const ENGINE = ["--context-size", "16384", "--sequences", "4", "--threads", "2"];
-const QUESTIONS: string[] = readFileSync(join(REPO_ROOT, "examples/demo-corpus/questions.jsonl"), "utf8")
-  .trim()
-  .split("\n")
-  .map((l) => (JSON.parse(l) as { question: string }).question);
-
-function rowsFile(name: string, n: number, extra: Record<string, unknown> = {}): string {
-  const path = join(dir, `${name}.jsonl`);
-  writeFileSync(path, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${name}-${i}`, question: QUESTIONS[i % QUESTIONS.length], ...extra })).join("\n") + "\n");
-  return path;
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 240_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function allResults(batches: RemoteBatches, batchId: string): Promise<BatchItemResult[]> {
-  const out: BatchItemResult[] = [];
-  await batches.results(batchId, 0, false, (r) => void out.push(r), new AbortController().signal);
-  return out;
-}
 
 const lines = (path: string) =>
   readFileSync(path, "utf8")
@@ -90,7 +65,7 @@ describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
   });
 
   it("batch - kill -9 of the gateway mid-batch and a restart on the same state dir: the batch finishes, each item has exactly one result, none that had finished ran again", async () => {
-    const rows = rowsFile("crash", 20, { max_tokens: 8, k: 4 });
+    const rows = rowsFile(dir, "crash", 20, { max_tokens: 8, k: 4 });
     const serveArgs = ["serve", "--store", store, "--model", TEST_MODEL, "--port", "0", ...ENGINE];
     const first = await startServer(serveArgs);
     const submitted = await runCli(["batch", "submit", rows, "--server", first.address, "--id", "crash-20"]);
@@ -134,6 +109,13 @@ describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
       const again2 = await runCli(["batch", "results", "crash-20", "--server", second.address, "--out", out]);
       expect(again2.stderr).toMatch(/0 results written/);
       expect(lines(out)).toHaveLength(20);
+      const listed = await runCli(["batch", "list", "--server", second.address, "--json"]);
+      expect(listed.code, listed.stderr).toBe(0);
+      const entry = listed.stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: string; state: string; succeeded: number }).find((b) => b.id === "crash-20");
+      expect(entry).toMatchObject({ state: "completed", succeeded: 20 });
+      const watched = await runCli(["batch", "watch", "crash-20", "--server", second.address]);
+      expect(watched.code, watched.stderr).toBe(0);
+      expect(watched.stdout).toMatch(/^crash-20  completed  20\/20 done/m);
     } finally {
       batches.close();
       await second.stop();
@@ -141,7 +123,7 @@ describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
   });
 
   it("batch - batch run (embedded, no server) stopped mid-way resumes with the same command: every row once, finished rows untouched", async () => {
-    const rows = rowsFile("run", 6, { max_tokens: 6, k: 3 });
+    const rows = rowsFile(dir, "run", 6, { max_tokens: 6, k: 3 });
     const out = join(dir, "run.out.jsonl");
     const args = ["batch", "run", rows, "--store", store, "--model", TEST_MODEL, "--out", out, ...ENGINE];
     const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() });

@@ -2,10 +2,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { BATCH_RESULTS_STREAM, BatchItemState, BatchState, batchResultsFilter, WorkerStats, type Batch, type BatchItemResult } from "@attr-rag/contracts";
+import { BATCH_RESULTS_STREAM, BatchItemState, BatchState, batchResultsFilter, type Batch, type BatchItemResult, type WorkerStats } from "@attr-rag/contracts";
 import { connectNats, natsServerMissing, type NatsConnection } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listWorkerStats } from "@attr-rag/worker";
 import { RemoteBatches } from "../src/batch/remoteBatches.js";
+import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
 import type { LocalCluster } from "../src/cluster/localCluster.js";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
 import { DEMO_CORPUS, REPO_ROOT, runCli } from "./helpers/runCli.js";
@@ -15,40 +17,16 @@ const store = join(dir, "store");
 const ENGINE = ["--context-size", "16384", "--sequences", "4", "--threads", "1"];
 /** Tiny Asks: the batch's mechanics are under test, not the model. */
 const REQUEST = ["--k", "3", "--max-tokens", "6"];
-const QUESTIONS: string[] = readFileSync(join(REPO_ROOT, "examples/demo-corpus/questions.jsonl"), "utf8")
-  .trim()
-  .split("\n")
-  .map((l) => (JSON.parse(l) as { question: string }).question);
-
-function rowsFile(name: string, n: number, extra: Record<string, unknown> = {}): string {
-  const path = join(dir, `${name}.jsonl`);
-  writeFileSync(path, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${name}-${i}`, question: QUESTIONS[i % QUESTIONS.length], ...extra })).join("\n") + "\n");
-  return path;
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 240_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err; // a gateway restarting, NATS coming back: keep asking
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ""}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 const failures = (results: readonly BatchItemResult[]) =>
   results.filter((r) => r.state !== BatchItemState.BATCH_ITEM_STATE_SUCCEEDED).map((r) => `${r.itemId}: ${r.statusCode} ${r.statusMessage}\n`).join("");
 const ended = (b: Batch) => b.state === BatchState.BATCH_STATE_COMPLETED || b.state === BatchState.BATCH_STATE_CANCELLED;
 
-async function allResults(batches: RemoteBatches, batchId: string): Promise<BatchItemResult[]> {
-  const out: BatchItemResult[] = [];
-  await batches.results(batchId, 0, false, (r) => void out.push(r), new AbortController().signal);
-  return out;
+/** Both workers' stats, from their own NATS services. */
+async function workerStats(): Promise<WorkerStats[]> {
+  const all = await listWorkerStats(probe, 1_000);
+  expect(all.map((w) => w.workerId).sort()).toEqual(["worker-1", "worker-2"]);
+  return all;
 }
 
 let cluster: LocalCluster;
@@ -71,7 +49,7 @@ afterAll(async () => {
 
 describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-server, 2 gateways, 2 workers)${missing ? ` (skipped: ${missing})` : ""}`, () => {
   it("batches distributed - the same --id resubmitted returns the same batch; another payload under that id is refused, nothing queued", async () => {
-    const rows = rowsFile("idem", 2, { max_tokens: 2 });
+    const rows = rowsFile(dir, "idem", 2, { max_tokens: 2 });
     const first = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "idem", "--json"]);
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ id: "idem", total: 2, created: true });
@@ -81,7 +59,7 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     const plain = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[0]!, "--id", "idem"]);
     expect(plain.stderr).toMatch(/already submitted \(same id and items\): batch idem with 2 items/);
     expect(JSON.parse(again.stdout).items_sha256).toBe(JSON.parse(first.stdout).items_sha256);
-    const other = await runCli(["batch", "submit", rowsFile("idem-other", 3), "--server", cluster.gatewayAddresses[0]!, "--id", "idem"]);
+    const other = await runCli(["batch", "submit", rowsFile(dir, "idem-other", 3), "--server", cluster.gatewayAddresses[0]!, "--id", "idem"]);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/ALREADY_EXISTS: batch idem already exists with other items/);
     const watched = await runCli(["batch", "watch", "idem", "--server", cluster.gatewayAddresses[0]!]);
@@ -91,8 +69,17 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     expect(Object.keys(info.state.subjects ?? {})).toHaveLength(2);
   });
 
+  it("batches distributed - four Asks at once through one gateway reach both workers (the gateway's defaults leave none idle)", async () => {
+    const before = await workerStats();
+    const asks = await Promise.all(QUESTIONS.slice(0, 4).map((q) => runCli(["ask", q, "--server", cluster.gatewayAddresses[1]!, "--json", ...REQUEST])));
+    for (const a of asks) expect(a.code, a.stderr).toBe(0);
+    const after = await workerStats();
+    // Each Ask is an occlusion job and a generation job; both workers took some of the eight.
+    for (const w of after) expect(w.completedJobs, w.workerId).toBeGreaterThan(before.find((b) => b.workerId === w.workerId)!.completedJobs);
+  });
+
   it("batches distributed - SIGKILL of one gateway mid-batch: the other finishes the 30 items, each with exactly one result", async () => {
-    const rows = rowsFile("kill", 30);
+    const rows = rowsFile(dir, "kill", 30);
     const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[0]!, "--id", "kill-30"]);
     expect(submitted.code, submitted.stderr).toBe(0);
     const survivor = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
@@ -100,10 +87,15 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
       await until(async () => ((await survivor.get("kill-30")).counts!.succeeded >= 4 ? true : undefined), "4 results");
       const before = await allResults(survivor, "kill-30");
       await cluster.gateways[0]!.stop("SIGKILL");
+      // Every snapshot the survivor gives while results pour in must add up to the total.
+      const sums = new Set<number>();
       const end = await until(async () => {
         const b = await survivor.get("kill-30");
+        const c = b.counts!;
+        sums.add(c.queued + c.running + c.succeeded + c.failed + c.cancelled);
         return ended(b) ? b : undefined;
       }, "the batch to end on the surviving gateway");
+      expect([...sums]).toEqual([30]);
       expect(end.state).toBe(BatchState.BATCH_STATE_COMPLETED);
       const results = await allResults(survivor, "kill-30");
       expect(end.counts, failures(results) + cluster.logs()).toEqual({ queued: 0, running: 0, succeeded: 30, failed: 0, cancelled: 0 });
@@ -129,7 +121,7 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
   });
 
   it("batches distributed - nats-server killed and restarted mid-batch: nothing is lost, the batch finishes", async () => {
-    const rows = rowsFile("restart", 16);
+    const rows = rowsFile(dir, "restart", 16);
     const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "restart-16"]);
     expect(submitted.code, submitted.stderr).toBe(0);
     const batches = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
@@ -153,7 +145,7 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
   });
 
   it("batches distributed - CancelBatch mid-run stops the running items and leaves 0 KV sequences in use on the workers", async () => {
-    const rows = rowsFile("cancel", 24, { max_tokens: 24, k: 6 });
+    const rows = rowsFile(dir, "cancel", 24, { max_tokens: 24, k: 6 });
     const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "cancel-24"]);
     expect(submitted.code, submitted.stderr).toBe(0);
     const batches = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
@@ -176,11 +168,8 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
       expect(results.filter((r) => r.state === BatchItemState.BATCH_ITEM_STATE_CANCELLED)).toHaveLength(end.counts!.cancelled);
       // Every worker is idle again with no KV sequence held ($SRV.STATS of the workers' own services).
       const stats = await until(async () => {
-        const all: WorkerStats[] = [];
-        for await (const m of await probe.requestMany("$SRV.STATS.attr-rag-worker", undefined, { maxWait: 1_000 })) {
-          all.push(WorkerStats.fromJSON((m.json() as { endpoints: { data: unknown }[] }).endpoints[0]!.data));
-        }
-        return all.length === 2 && all.every((s) => s.runningJobs === 0) ? all : undefined;
+        const all = await workerStats();
+        return all.every((s) => s.runningJobs === 0) ? all : undefined;
       }, "idle workers", 30_000);
       for (const s of stats) expect(s.sequencesInUse).toBe(0);
     } finally {

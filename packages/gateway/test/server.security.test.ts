@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials, Metadata, status } from "@grpc/grpc-js";
-import { AskRequest, Baseline, IndexServiceClient } from "@attr-rag/contracts";
+import { AskRequest, Baseline, BatchServiceClient, IndexServiceClient } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
 import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
@@ -67,6 +67,22 @@ describe("gateway security", () => {
     expect((await stats(good)).documents).toBe(32);
     index.close();
     expect(await healthCheck(server.address, "", tlsCredentials())).toBe("SERVING");
+  });
+
+  it("gateway - BatchService needs the token too, streams included", async () => {
+    const batches = new BatchServiceClient(server.address, tlsCredentials());
+    const get = (metadata: Metadata) => new Promise((resolve, reject) => batches.listBatches({ pageSize: 1, pageToken: "" }, metadata, (err, res) => (err ? reject(err) : resolve(res))));
+    await expect(get(new Metadata())).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    const good = new Metadata();
+    good.set("authorization", `Bearer ${TOKEN}`);
+    await expect(get(good)).resolves.toMatchObject({ batches: [] });
+    const watched = await new Promise<{ code?: number }>((resolve) => {
+      const call = batches.watchBatch({ batchId: "any" });
+      call.on("error", (err: { code?: number }) => resolve(err));
+      call.on("end", () => resolve({}));
+    });
+    expect(watched.code).toBe(status.UNAUTHENTICATED);
+    batches.close();
   });
 
   it("gateway - a plaintext client cannot talk to the TLS port", async () => {

@@ -68,6 +68,7 @@ export { serveIndexOverNats } from "./nats/indexOverNats.js";
 export { NatsIndex } from "./nats/natsIndex.js";
 export { DEFAULT_EMBED_BATCH_SIZE, DEFAULT_SAVE_EVERY } from "./store/validateOpenOptions.js";
 export { StoreLock } from "./store/storeLock.js";
+export { openDurableDatabase } from "./sqlite/openDatabase.js";
 export type {
   DocumentInput,
   EmbedderInfo,

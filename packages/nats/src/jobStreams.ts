@@ -35,7 +35,8 @@ export async function ensureJobStreams(jsm: JetStreamManager, settings: JobQueue
   });
 }
 
-async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager["streams"]["add"]>[0]): Promise<void> {
+/** Creates the stream unless it exists (another process may create it at the same moment). */
+export async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager["streams"]["add"]>[0]): Promise<void> {
   try {
     await jsm.streams.info(config.name);
   } catch (err) {
@@ -50,7 +51,7 @@ async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamM
 }
 
 /** The consumer of one model's jobs in one lane (created on first use, its settings kept up to date). */
-export function workerConsumerConfig(model: string, settings: JobQueueSettings = DEFAULT_JOB_QUEUE, lane: JobLane = "interactive"): Partial<ConsumerConfig> {
+export function workerConsumerConfig(model: string, settings: JobQueueSettings = DEFAULT_JOB_QUEUE, lane: JobLane = "interactive"): Partial<ConsumerConfig> & { durable_name: string } {
   return {
     durable_name: workerConsumer(model, lane),
     filter_subject: workerFilterSubject(model, lane),
@@ -64,13 +65,20 @@ export function workerConsumerConfig(model: string, settings: JobQueueSettings =
 }
 
 export async function ensureWorkerConsumer(jsm: JetStreamManager, model: string, settings: JobQueueSettings = DEFAULT_JOB_QUEUE, lane: JobLane = "interactive"): Promise<void> {
-  const config = workerConsumerConfig(model, settings, lane);
+  await ensureDurableConsumer(jsm, JOBS_STREAM, workerConsumerConfig(model, settings, lane));
+}
+
+/** Creates a durable consumer, or brings an existing one's ack_wait and max_deliver up to date. */
+export async function ensureDurableConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
   try {
-    await jsm.consumers.info(JOBS_STREAM, config.durable_name!);
-    await jsm.consumers.update(JOBS_STREAM, config.durable_name!, { ack_wait: config.ack_wait!, max_deliver: config.max_deliver! });
+    await jsm.consumers.info(stream, config.durable_name);
+    await jsm.consumers.update(stream, config.durable_name, { ack_wait: config.ack_wait!, max_deliver: config.max_deliver! });
   } catch (err) {
     if (!isNotFound(err)) throw err;
-    await jsm.consumers.add(JOBS_STREAM, config);
+    await jsm.consumers.add(stream, config).catch((addErr: unknown) => {
+      // Another process created it between our info and add.
+      if (!/already in use|exists/i.test((addErr as Error).message)) throw addErr;
+    });
   }
 }
 

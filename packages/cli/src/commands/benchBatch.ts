@@ -1,30 +1,18 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Command } from "commander";
-import { describeRun, resolveModel } from "@attr-rag/engine";
-import { CliError } from "../cliError.js";
+import { describeRun } from "@attr-rag/engine";
 import { runBatchBench } from "../cluster/batchBench.js";
+import { addClusterBenchOptions, clusterBenchSettings, reportedModel, withBenchStore, type ClusterBenchFlags } from "../cluster/benchSetup.js";
 import { nonNegativeInt, positiveInt } from "../parseArgs.js";
-import { demoModelPath, ingestDemoCorpus } from "./demo.js";
 
-interface BenchBatchFlags {
-  workers: string;
+interface BenchBatchFlags extends ClusterBenchFlags {
   items: string;
   interactive: string;
   large: string;
-  model?: string;
-  store?: string;
-  k: string;
-  maxTokens: string;
-  threads: string;
-  contextSize: string;
-  json?: boolean;
 }
 
 /** `attr-rag bench batch`: batch items/minute per worker count against the same items one by one, embedded. */
 export function registerBenchBatchCommand(bench: Command): void {
-  bench
+  const command = bench
     .command("batch")
     .summary("batches: items/minute per worker count, interactive latency under a batch, a large batch's reads")
     .description(
@@ -36,67 +24,40 @@ export function registerBenchBatchCommand(bench: Command): void {
         "nats-server on PATH. Without --store the demo corpus is ingested into a temporary store. Progress on stderr.",
       ].join("\n"),
     )
-    .option("--workers <list>", "worker counts, comma-separated", "1,2")
     .option("--items <n>", "items of the measured batch", "16")
     .option("--interactive <n>", "interactive Asks timed idle and during a batch (0 to skip)", "3")
-    .option("--large <n>", "items of the large batch (0 to skip)", "10000")
-    .option("--model <path|name>", "generator GGUF (default: the demo model)")
-    .option("--store <dir>", "chunk store (default: the demo corpus in a temporary store)")
-    .option("--k <n>", "chunks retrieved per Ask", "8")
-    .option("--max-tokens <n>", "max new tokens per answer", "64")
-    .option("--threads <n>", "engine threads per worker (and of the embedded gateway)", "1")
-    .option("--context-size <n>", "generator KV cells per worker (4 sequences share them)", "16384")
-    .option("--json", "print the report as one JSON line")
-    .action(async (o: BenchBatchFlags) => {
-      const run = describeRun();
-      const workerCounts = o.workers.split(",").map((w) => positiveInt("--workers", w.trim()));
-      const settings = {
-        items: positiveInt("--items", o.items),
-        interactive: nonNegativeInt("--interactive", o.interactive),
-        large: nonNegativeInt("--large", o.large),
-        k: positiveInt("--k", o.k),
-        maxTokens: positiveInt("--max-tokens", o.maxTokens),
-        threads: positiveInt("--threads", o.threads),
-        contextSize: positiveInt("--context-size", o.contextSize),
-      };
-      let modelPath: string;
-      try {
-        modelPath = o.model !== undefined ? resolveModel(o.model) : demoModelPath();
-      } catch (err) {
-        throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
+    .option("--large <n>", "items of the large batch (0 to skip)", "10000");
+  addClusterBenchOptions(command).action(async (o: BenchBatchFlags) => {
+    const run = describeRun();
+    const { workerCounts, modelPath, ...engine } = clusterBenchSettings(o);
+    const settings = { ...engine, items: positiveInt("--items", o.items), interactive: nonNegativeInt("--interactive", o.interactive), large: nonNegativeInt("--large", o.large) };
+    await withBenchStore(o.store, "bench batch", async (store) => {
+      const report = await runBatchBench({ store, modelPath, workerCounts, ...settings, onProgress: (line) => process.stderr.write(`bench batch: ${line}\n`) });
+      const model = reportedModel(o);
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify({ ...report, model, run })}\n`);
+        return;
       }
-      const tmp = o.store === undefined ? mkdtempSync(join(tmpdir(), "attr-rag-bench-batch-")) : undefined;
-      const store = o.store ?? join(tmp!, "store");
-      try {
-        if (o.store === undefined) await ingestDemoCorpus(store, "bench batch");
-        const report = await runBatchBench({ store, modelPath, workerCounts, ...settings, onProgress: (line) => process.stderr.write(`bench batch: ${line}\n`) });
-        const model = o.model ?? "examples/models/stories260K.gguf";
-        if (o.json) {
-          process.stdout.write(`${JSON.stringify({ ...report, model, run })}\n`);
-          return;
-        }
-        const e = report.embedded_one_by_one;
-        console.log(`model ${model}: k ${settings.k}, ${settings.maxTokens} new tokens, ${settings.threads} engine thread(s) per worker`);
-        console.log(`embedded, one Ask at a time: ${e.items} items in ${(e.wall_ms / 1000).toFixed(1)} s = ${e.items_per_minute.toFixed(1)} items/minute`);
-        for (const b of report.batches) {
-          const x = report.speedup[String(b.workers)];
-          console.log(
-            `${String(b.workers).padStart(2)} worker(s), one batch: ${b.items} items in ${(b.wall_ms / 1000).toFixed(1)} s = ${b.items_per_minute.toFixed(1)} items/minute` +
-              `${x !== undefined ? ` (${x.toFixed(2)}× one worker)` : ""}; jobs per worker ${b.jobs_per_worker.join(", ")}`,
-          );
-        }
-        if (report.cluster_vs_embedded !== null) console.log(`cluster with 1 worker ÷ embedded one by one: ${report.cluster_vs_embedded.toFixed(2)} (goal ≥ 0.90)`);
-        const i = report.interactive;
-        if (i !== null) console.log(`interactive Ask: ${i.idle.median_ms.toFixed(0)} ms idle, ${i.during_batch.median_ms.toFixed(0)} ms during a batch = ${i.ratio.toFixed(2)}× (goal ≤ 2)`);
-        const l = report.large;
-        if (l !== null) {
-          console.log(
-            `large batch: ${l.items} items (${(l.request_bytes / 1048576).toFixed(1)} MB) submitted in ${(l.submit_ms / 1000).toFixed(2)} s; status median ${l.status.median_ms.toFixed(1)} ms, ` +
-              `p95 ${l.status.p95_ms.toFixed(1)} ms; ${l.results_read.results} results read in ${l.results_read.ms.toFixed(0)} ms; cancel to end ${(l.cancel_to_end_ms / 1000).toFixed(1)} s`,
-          );
-        }
-      } finally {
-        if (tmp !== undefined) rmSync(tmp, { recursive: true, force: true });
+      const e = report.embedded_one_by_one;
+      console.log(`model ${model}: k ${settings.k}, ${settings.maxTokens} new tokens, ${settings.threads} engine thread(s) per worker`);
+      console.log(`embedded, one Ask at a time: ${e.items} items in ${(e.wall_ms / 1000).toFixed(1)} s = ${e.items_per_minute.toFixed(1)} items/minute`);
+      for (const b of report.batches) {
+        const x = report.speedup[String(b.workers)];
+        console.log(
+          `${String(b.workers).padStart(2)} worker(s), one batch: ${b.items} items in ${(b.wall_ms / 1000).toFixed(1)} s = ${b.items_per_minute.toFixed(1)} items/minute` +
+            `${x !== undefined ? ` (${x.toFixed(2)}× one worker)` : ""}; jobs per worker ${b.jobs_per_worker.join(", ")}`,
+        );
+      }
+      if (report.cluster_vs_embedded !== null) console.log(`cluster with 1 worker ÷ embedded one by one: ${report.cluster_vs_embedded.toFixed(2)} (goal ≥ 0.90)`);
+      const i = report.interactive;
+      if (i !== null) console.log(`interactive Ask: ${i.idle.median_ms.toFixed(0)} ms idle, ${i.during_batch.median_ms.toFixed(0)} ms during a batch = ${i.ratio.toFixed(2)}× (goal ≤ 2)`);
+      const l = report.large;
+      if (l !== null) {
+        console.log(
+          `large batch: ${l.items} items (${(l.request_bytes / 1048576).toFixed(1)} MB) submitted in ${(l.submit_ms / 1000).toFixed(2)} s; status median ${l.status.median_ms.toFixed(1)} ms, ` +
+            `p95 ${l.status.p95_ms.toFixed(1)} ms; ${l.results_read.results} results read in ${l.results_read.ms.toFixed(0)} ms; cancel to end ${(l.cancel_to_end_ms / 1000).toFixed(1)} s`,
+        );
       }
     });
+  });
 }

@@ -42,6 +42,8 @@ export class BatchRunner {
   #unsubscribe: (() => void) | undefined;
   #stopped: Promise<void> | undefined;
   #completed = 0;
+  /** When "cannot take the next item" was last logged: during an outage every slot fails every second. */
+  #lastPullErrorLog = 0;
 
   constructor(private readonly o: BatchRunnerOptions) {
     // Every slot (and every item it runs) listens to the stop signal.
@@ -96,7 +98,10 @@ export class BatchRunner {
         item = await this.o.queue.next(signal);
       } catch (err) {
         if (signal.aborted) break;
-        this.o.log(`batch runner: cannot take the next item (${(err as Error).message}); retrying in 1 s`);
+        if (Date.now() - this.#lastPullErrorLog > 30_000) {
+          this.#lastPullErrorLog = Date.now();
+          this.o.log(`batch runner: cannot take the next item (${(err as Error).message}); retrying every second`);
+        }
         await sleep(1_000, signal);
         continue;
       }

@@ -11,9 +11,24 @@ export type Db = Database.Database;
  * - foreign_keys: deleting a document cascades to its chunks (and, through triggers, to FTS and vectors).
  */
 export function openDatabase(path: string, storeDir: string): Db {
-  let db: Db | undefined;
   try {
-    db = new Database(path);
+    return openDurableDatabase(path);
+  } catch (err) {
+    throw new StoreError(
+      `cannot open ${path} as the SQLite database of store ${storeDir}: ${(err as Error).message}; ` +
+        `is the directory a store made by this tool, and readable and writable?`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * A SQLite database with the settings above (WAL, synchronous=FULL, foreign keys, a busy timeout): what every
+ * durable file of ours needs (the chunk store, the gateway's batches). Closed again if the file is not SQLite.
+ */
+export function openDurableDatabase(path: string): Db {
+  const db = new Database(path);
+  try {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
@@ -22,11 +37,7 @@ export function openDatabase(path: string, storeDir: string): Db {
     db.prepare("SELECT count(*) FROM sqlite_schema").get();
     return db;
   } catch (err) {
-    db?.close();
-    throw new StoreError(
-      `cannot open ${path} as the SQLite database of store ${storeDir}: ${(err as Error).message}; ` +
-        `is the directory a store made by this tool, and readable and writable?`,
-      { cause: err },
-    );
+    db.close();
+    throw err;
   }
 }

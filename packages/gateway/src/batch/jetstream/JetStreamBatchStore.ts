@@ -212,8 +212,11 @@ export class JetStreamBatchStore implements BatchStore {
   async #batchOf(record: BatchRecord): Promise<Batch> {
     const now = Date.now();
     const view = await this.#view.of(record.batchId);
+    const markers = await RunningMarkers.read(this.#records.kv, record.batchId, now);
+    // The view is live (results keep arriving during the awaits above): every figure below is read from it in
+    // one synchronous step, so the counts always add up to the total.
     const finished = view.total;
-    const running = [...(await RunningMarkers.read(this.#records.kv, record.batchId, now))].filter((i) => !view.finishedIndices.has(i)).length;
+    const running = [...markers].filter((i) => !view.finishedIndices.has(i)).length;
     const total = record.totalItems;
     const counts = { ...view.counts, running, queued: Math.max(0, total - finished - running) };
     const createdMs = Number(record.createdUnixMs);

@@ -4,6 +4,7 @@
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import { ensureDurableConsumer, ensureStream } from "@attr-rag/nats";
 import {
   BATCH_BUCKET,
   BATCH_ITEMS_STREAM,
@@ -43,42 +44,16 @@ export async function ensureBatchStreams(nc: NatsConnection, jsm: JetStreamManag
     storage: StorageType.File,
     discard: DiscardPolicy.Old,
     max_age: nanos(settings.retentionMs),
-    // Each item's subject holds its one result; the publish also says "only if it has none" (see complete()).
+    // Each item's subject holds its one result; the publish also says "only if it has none" (see publishResult).
     max_msgs_per_subject: 1,
   });
-  const config = {
+  await ensureDurableConsumer(jsm, BATCH_ITEMS_STREAM, {
     durable_name: BATCH_RUNNERS_CONSUMER,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(settings.ackWaitMs),
     max_deliver: settings.maxDeliver,
     max_ack_pending: 10_000,
-  };
-  try {
-    await jsm.consumers.info(BATCH_ITEMS_STREAM, BATCH_RUNNERS_CONSUMER);
-    await jsm.consumers.update(BATCH_ITEMS_STREAM, BATCH_RUNNERS_CONSUMER, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-    await jsm.consumers.add(BATCH_ITEMS_STREAM, config).catch((addErr: unknown) => {
-      if (!/already in use|exists/i.test((addErr as Error).message)) throw addErr;
-    });
-  }
+  });
   return new Kvm(nc).create(BATCH_BUCKET, { history: 1, storage: StorageType.File, ttl: settings.retentionMs, allow_direct: false });
-}
-
-async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager["streams"]["add"]>[0]): Promise<void> {
-  try {
-    await jsm.streams.info(config.name);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-    try {
-      await jsm.streams.add(config);
-    } catch (addErr) {
-      if (!/already in use|exists/i.test((addErr as Error).message)) throw addErr;
-    }
-  }
-}
-
-function isNotFound(err: unknown): boolean {
-  return /not found/i.test((err as Error)?.message ?? "");
 }

@@ -2,8 +2,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
 import { AskRequest, BatchItemResult, type Batch } from "@attr-rag/contracts";
-import { ServiceError, StoreLock } from "@attr-rag/index";
-import Database from "better-sqlite3";
+import { openDurableDatabase, ServiceError, StoreLock } from "@attr-rag/index";
+import type Database from "better-sqlite3";
 import type { BatchQueue, BatchStore, NewBatch } from "../batchStore.js";
 import { ChangeSignal } from "../changeSignal.js";
 import { cancelledResult, CANCELLED_BEFORE_START } from "../itemResult.js";
@@ -43,11 +43,7 @@ export class SqliteBatchStore implements BatchStore {
     const lock = StoreLock.acquire(join(stateDir, "batches.lock"), stateDir);
     let db: Database.Database | undefined;
     try {
-      db = new Database(path);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = FULL");
-      db.pragma("foreign_keys = ON");
-      db.pragma("busy_timeout = 5000");
+      db = openDurableDatabase(path);
       migrateBatches(db, path);
       const store = new SqliteBatchStore(db, path, lock);
       store.#recover();
