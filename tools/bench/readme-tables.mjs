@@ -326,6 +326,16 @@ function batchBlock(results) {
         ? `A batch through a 1-worker cluster: ${fixed(data.cluster_vs_embedded, 2)}× the items/minute of the same Asks one by one through an embedded gateway (goal ≥ ${fixed(data.goals.cluster_vs_embedded, 2)}×).`
         : ""),
   ];
+  const widest = data.batches.at(-1);
+  if (widest?.cpu_s !== undefined && Object.keys(widest.cpu_s).length > 0) {
+    const used = Object.entries(widest.cpu_s).sort((a, b) => b[1] - a[1]);
+    const total = used.reduce((sum, [, s]) => sum + s, 0);
+    lines.push(
+      "",
+      `CPU during the ${widest.workers}-worker batch: ${used.map(([name, s]) => `${name} ${fixed(s, 0)} s`).join(", ")}; ` +
+        `${fixed(total, 0)} of the ${fixed(widest.cores_s, 0)} core-seconds the machine offered (${fixed((total / widest.cores_s) * 100, 0)} %).`,
+    );
+  }
   if (i !== null) {
     lines.push(
       "",

@@ -4,10 +4,12 @@
 // Ask takes idle and while a batch runs (workers take interactive jobs first), and how a large batch (10,000
 // tiny items) is taken in and read back while it runs.
 import { randomBytes } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { AskRequest, BatchState, type Batch, type BatchItem } from "@attr-rag/contracts";
 import { RemoteBatches } from "../batch/remoteBatches.js";
 import { BENCH_QUESTIONS, stats, timedAsk, type LatencyStats } from "./clusterBench.js";
 import { ClusterProcess } from "./clusterProcess.js";
+import { cpuBetween, cpuSeconds } from "./processCpu.js";
 import { LocalCluster } from "./localCluster.js";
 
 export interface BatchBenchOptions {
@@ -33,6 +35,12 @@ export interface BatchRun {
   items_per_minute: number;
   succeeded: number;
   jobs_per_worker: number[];
+  /**
+   * CPU seconds each process of the cluster used during the batch (from /proc; empty without it), beside
+   * what the machine's cores offered in that time: where a speedup falls short, this shows who took the cores.
+   */
+  cpu_s: Record<string, number>;
+  cores_s: number;
 }
 
 export interface BatchBenchReport {
@@ -56,6 +64,11 @@ const items = (n: number, prefix: string, extra: Partial<AskRequest> = {}): Batc
   Array.from({ length: n }, (_, i) => ({ itemId: `${prefix}-${i}`, request: AskRequest.fromPartial({ question: BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!, ...extra }) }));
 
 const finishedJobs = (p: ClusterProcess) => (p.stderr.match(/finished (occlusion|generation|likelihood) job/g) ?? []).length;
+/** CPU seconds so far of every process of a cluster, nats-server included, by name. */
+const clusterCpu = (cluster: LocalCluster): Record<string, number | undefined> => ({
+  ...Object.fromEntries(cluster.processes.map((p) => [p.name, cpuSeconds(p.child.pid)])),
+  "nats-server": cpuSeconds(cluster.nats.pid()),
+});
 const ended = (b: Batch) => b.state === BatchState.BATCH_STATE_COMPLETED || b.state === BatchState.BATCH_STATE_CANCELLED;
 
 async function untilEnded(batches: RemoteBatches, batchId: string): Promise<Batch> {
@@ -98,12 +111,14 @@ export async function runBatchBench(o: BatchBenchOptions): Promise<BatchBenchRep
       // Warm every worker (first decode allocations, page cache) before the clock starts.
       await Promise.all(Array.from({ length: workers }, (_, i) => timedAsk(cluster.gatewayAddress, BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!)));
       const before = cluster.workers.map(finishedJobs);
+      const cpuBefore = clusterCpu(cluster);
       say(`cluster with ${workers} worker(s): a batch of ${o.items} items`);
       const started = performance.now();
       const id = `bench-${run}-${workers}w`;
       await batches.create(id, items(o.items, id), "bench batch");
       const end = await untilEnded(batches, id);
       const wall = performance.now() - started;
+      const cpu = cpuBetween(cpuBefore, clusterCpu(cluster));
       batchRuns.push({
         workers,
         items: o.items,
@@ -111,6 +126,8 @@ export async function runBatchBench(o: BatchBenchOptions): Promise<BatchBenchRep
         items_per_minute: (o.items / wall) * 60_000,
         succeeded: end.counts!.succeeded,
         jobs_per_worker: cluster.workers.map((w, i) => finishedJobs(w) - before[i]!),
+        cpu_s: cpu,
+        cores_s: Math.round((wall / 1000) * availableParallelism() * 100) / 100,
       });
       if (workers !== counts.at(-1)) continue;
 
