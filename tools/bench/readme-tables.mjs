@@ -335,6 +335,18 @@ function batchBlock(results) {
       `CPU during the ${widest.workers}-worker batch: ${used.map(([name, s]) => `${name} ${fixed(s, 0)} s`).join(", ")}; ` +
         `${fixed(total, 0)} of the ${fixed(widest.cores_s, 0)} core-seconds the machine offered (${fixed((total / widest.cores_s) * 100, 0)} %).`,
     );
+    // The same jobs' worker CPU on one worker and on several at once: what the cores give when all are busy.
+    const workerCpu = (b) => Object.entries(b.cpu_s ?? {}).filter(([name]) => name.startsWith("worker")).reduce((sum, [, s]) => sum + s, 0);
+    const one = data.batches.find((b) => b.workers === 1);
+    if (one !== undefined && one !== widest && workerCpu(one) > 0) {
+      const alone = workerCpu(one);
+      const together = workerCpu(widest);
+      lines.push(
+        "",
+        `The same jobs took ${fixed(alone, 0)} worker CPU-seconds on one worker and ${fixed(together, 0)} on ${widest.workers} at once (${fixed((together / alone - 1) * 100, 0)} % more: ` +
+          `busy cores each get less done per second on this machine), so ${widest.workers} workers could reach at most ${fixed((widest.workers * alone) / together, 2)}× one even if never idle.`,
+      );
+    }
   }
   if (i !== null) {
     lines.push(
