@@ -30,8 +30,9 @@ class CreateContextWorker : public Napi::AsyncWorker {
   void OnOK() override {
     owner_->creating_ = false;
     owner_->ctx_ = ctx_;
+    owner_->scheduler_ = std::make_unique<DecodeScheduler>(ctx_, owner_->kvUnified_);
     llama_set_abort_callback(ctx_, [](void* data) { return static_cast<std::atomic<bool>*>(data)->load(); },
-                             &owner_->cancel_);
+                             &owner_->disposing_);
     if (owner_->disposeRequested_) owner_->free();
     deferred_.Resolve(Env().Undefined());
   }
@@ -54,7 +55,8 @@ Napi::Function AddonContext::Init(Napi::Env env) {
                       InstanceMethod("score", &AddonContext::Score), InstanceMethod("embed", &AddonContext::Embed),
                       InstanceMethod("cellsNeeded", &AddonContext::CellsNeeded),
                       InstanceMethod("cancel", &AddonContext::Cancel),
-                      InstanceMethod("sequencesInUse", &AddonContext::SequencesInUse), InstanceMethod("info", &AddonContext::Info),
+                      InstanceMethod("sequencesInUse", &AddonContext::SequencesInUse),
+                      InstanceMethod("schedulerStats", &AddonContext::SchedulerStatsJs), InstanceMethod("info", &AddonContext::Info),
                       InstanceMethod("dispose", &AddonContext::Dispose)});
 }
 
@@ -69,6 +71,7 @@ AddonContext::AddonContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ad
 AddonContext::~AddonContext() { free(); }
 
 void AddonContext::free() {
+  scheduler_.reset();
   if (ctx_ != nullptr) {
     llama_free(ctx_);
     ctx_ = nullptr;
@@ -105,6 +108,7 @@ Napi::Value AddonContext::InitContext(const Napi::CallbackInfo& info) {
   kvUnified_ = !o.Get("kvUnified").IsBoolean() || o.Get("kvUnified").As<Napi::Boolean>().Value();
   p.kv_unified = kvUnified_;
   p.no_perf = true;
+  jobsHint_ = o.Get("jobs").IsNumber() ? std::max(1, o.Get("jobs").As<Napi::Number>().Int32Value()) : 1;
   creating_ = true;
   auto* worker = new CreateContextWorker(env, this, model_->require(env), p);
   worker->Queue();
@@ -124,66 +128,119 @@ void AddonContext::checkApproximate(Napi::Env env, const OcclusionRequest& req) 
 
 void AddonContext::beginJob(Napi::Env env) {
   if (disposeRequested_ || model_ == nullptr) throw Napi::Error::New(env, "the context has been disposed");
-  if (ctx_ == nullptr) throw Napi::Error::New(env, "the context is not initialised; await init() first");
-  if (busy_) throw Napi::Error::New(env, "the context is busy with another job; wait for it or use another context");
-  busy_ = true;
-  cancel_.store(false);
+  if (ctx_ == nullptr || !scheduler_) throw Napi::Error::New(env, "the context is not initialised; await init() first");
 }
 
-void AddonContext::jobFinished() {
-  busy_ = false;
-  if (disposeRequested_) free();
+// JS names each job (so it can cancel that one); a call without an id gets one of ours.
+uint32_t AddonContext::jobIdOf(const Napi::CallbackInfo& info, size_t index) {
+  if (info.Length() > index && info[index].IsNumber()) {
+    const uint32_t id = info[index].As<Napi::Number>().Uint32Value();
+    if (jobs_.count(id) != 0) throw Napi::Error::New(info.Env(), "job id " + std::to_string(id) + " is already running on this context");
+    return id;
+  }
+  while (jobs_.count(nextJobId_) != 0) nextJobId_++;
+  return nextJobId_++;
+}
+
+Napi::Value AddonContext::startJob(Napi::Env env, ContextJob* job) {
+  (void)env;
+  jobs_[job->id()] = job;
+  return job->start();
+}
+
+void AddonContext::refuseIfNeverFits(Napi::Env env, const Reservation& r) {
+  try {
+    scheduler_->check(r);
+  } catch (const std::length_error& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+}
+
+// A job's default width (maxParallel 0) is its share of the context when `jobs` jobs run together: sequences
+// and (unified cache) cells divided by jobs. An explicit maxParallel is taken as asked, up to the whole
+// context. The job waits until its reservation is free; one larger than the whole context is refused here.
+Reservation AddonContext::occlusionReservation(Napi::Env env, const OcclusionRequest& req) {
+  const int nSeq = static_cast<int>(llama_n_seq_max(ctx_));
+  const long long ctxCells = kvUnified_ ? static_cast<long long>(llama_n_ctx(ctx_)) : static_cast<long long>(llama_n_ctx_seq(ctx_));
+  const int shareSeqs = std::max(2, nSeq / jobsHint_);
+  const long long shareCells = kvUnified_ ? std::max<long long>(1, ctxCells / jobsHint_) : ctxCells;
+  Reservation r;
+  const int sets = static_cast<int>(req.occlude.size());
+  const bool forced = req.hasForced;
+  const int perSet = forced ? forcedSequencesPerSet(req) : 1;
+  auto cellsFor = [&](int g) { return forced ? forcedCellsNeeded(req, g) : occlusionCellsNeeded(req, g); };
+  if (sets == 0 || (!forced && req.strategy == Strategy::Naive)) {
+    r.sequences = 1;
+    r.cells = cellsFor(1);
+  } else {
+    const bool asked = req.maxParallel > 0;
+    int limit = std::min(sets, std::max(1, ((asked ? nSeq : shareSeqs) - 1) / perSet));
+    if (asked) limit = std::min(limit, req.maxParallel);
+    const long long room = asked ? ctxCells : shareCells;
+    int g = limit;
+    while (g > 1 && cellsFor(g) > room) g--;
+    r.sequences = 1 + g * perSet;
+    r.cells = cellsFor(g);
+  }
+  refuseIfNeverFits(env, r);
+  return r;
+}
+
+Reservation AddonContext::scoreReservation(Napi::Env env, const ScoreRequest& req) {
+  const int nSeq = static_cast<int>(llama_n_seq_max(ctx_));
+  const long long ctxCells = kvUnified_ ? static_cast<long long>(llama_n_ctx(ctx_)) : static_cast<long long>(llama_n_ctx_seq(ctx_));
+  const bool asked = req.maxParallel > 0;
+  const long long room = asked ? ctxCells : kvUnified_ ? std::max<long long>(1, ctxCells / jobsHint_) : ctxCells;
+  const int sets = static_cast<int>(req.coalitions.size());
+  int limit = std::min(sets, std::max(1, (asked ? nSeq : std::max(2, nSeq / jobsHint_)) - 1));
+  if (asked) limit = std::min(limit, req.maxParallel);
+  int g = std::max(1, limit);
+  while (g > 1 && scoreCellsNeeded(req, g) > room) g--;
+  Reservation r{sets == 0 ? 1 : 1 + g, scoreCellsNeeded(req, g)};
+  refuseIfNeverFits(env, r);
+  return r;
+}
+
+void AddonContext::jobFinished(uint32_t id) {
+  jobs_.erase(id);
+  if (disposeRequested_ && jobs_.empty()) free();
 }
 
 Napi::Value AddonContext::Occlude(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   beginJob(env);
-  try {
-    OcclusionRequest req = readOcclusionRequest(info[0].As<Napi::Object>(), llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env))));
-    req.kvUnified = kvUnified_;
-    checkApproximate(env, req);
-    auto* worker = new OccludeWorker(env, this, std::move(req), info.Length() > 1 ? info[1] : env.Undefined());
-    worker->Queue();
-    return worker->Promise();
-  } catch (...) {
-    busy_ = false;
-    throw;
-  }
+  OcclusionRequest req = readOcclusionRequest(info[0].As<Napi::Object>(), llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env))));
+  req.kvUnified = kvUnified_;
+  checkApproximate(env, req);
+  const Reservation r = occlusionReservation(env, req);
+  const uint32_t id = jobIdOf(info, 2);
+  return startJob(env, new OccludeJob(env, this, id, r, std::move(req), info.Length() > 1 ? info[1] : env.Undefined()));
 }
 
 Napi::Value AddonContext::Score(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   beginJob(env);
-  try {
-    ScoreRequest req = readScoreRequest(info[0].As<Napi::Object>(), llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env))));
-    req.kvUnified = kvUnified_;
-    auto* worker = new ScoreWorker(env, this, std::move(req));
-    worker->Queue();
-    return worker->Promise();
-  } catch (...) {
-    busy_ = false;
-    throw;
-  }
+  ScoreRequest req = readScoreRequest(info[0].As<Napi::Object>(), llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env))));
+  req.kvUnified = kvUnified_;
+  const Reservation r = scoreReservation(env, req);
+  const uint32_t id = jobIdOf(info, 1);
+  return startJob(env, new ScoreJob(env, this, id, r, std::move(req)));
 }
 
 Napi::Value AddonContext::Embed(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   beginJob(env);
-  try {
-    auto seqs = readTokenLists(info[0]);
-    const int32_t nVocab = llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env)));
-    for (const auto& s : seqs) {
-      for (llama_token t : s) {
-        if (t < 0 || t >= nVocab) throw Napi::RangeError::New(env, "token id " + std::to_string(t) + " is outside the vocabulary");
-      }
+  auto seqs = readTokenLists(info[0]);
+  const int32_t nVocab = llama_vocab_n_tokens(llama_model_get_vocab(model_->require(env)));
+  for (const auto& s : seqs) {
+    for (llama_token t : s) {
+      if (t < 0 || t >= nVocab) throw Napi::RangeError::New(env, "token id " + std::to_string(t) + " is outside the vocabulary");
     }
-    auto* worker = new EmbedWorker(env, this, std::move(seqs));
-    worker->Queue();
-    return worker->Promise();
-  } catch (...) {
-    busy_ = false;
-    throw;
   }
+  // Pooled passes clear the whole cache between batches: the job holds every sequence and cell.
+  const Reservation r{static_cast<int>(llama_n_seq_max(ctx_)), kvUnified_ ? static_cast<long long>(llama_n_ctx(ctx_)) : 0};
+  const uint32_t id = jobIdOf(info, 1);
+  return startJob(env, new EmbedJob(env, this, id, r, std::move(seqs)));
 }
 
 Napi::Value AddonContext::CellsNeeded(const Napi::CallbackInfo& info) {
@@ -203,21 +260,46 @@ Napi::Value AddonContext::CellsNeeded(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(occlusionCellsNeeded(req, parallel)));
 }
 
+// cancel(id) cancels one job, cancel() every job; the others go on untouched.
 Napi::Value AddonContext::Cancel(const Napi::CallbackInfo& info) {
-  cancel_.store(true);
+  if (info.Length() > 0 && info[0].IsNumber()) {
+    const auto it = jobs_.find(info[0].As<Napi::Number>().Uint32Value());
+    if (it != jobs_.end()) it->second->cancel();
+  } else {
+    for (auto& [id, job] : jobs_) job->cancel();
+  }
+  if (scheduler_) scheduler_->wake();
   return info.Env().Undefined();
 }
 
-// How many sequences hold KV cells; 0 between jobs (every job clears what it used, also when cancelled).
+// How many sequences hold KV cells: 0 when no job runs (every job clears what it used, also when cancelled),
+// the running jobs' sequences otherwise.
 Napi::Value AddonContext::SequencesInUse(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (ctx_ == nullptr) throw Napi::Error::New(env, "the context is not initialised or has been disposed");
-  if (busy_) throw Napi::Error::New(env, "the context is running a job");
-  llama_memory_t mem = llama_get_memory(ctx_);
-  if (mem == nullptr) return Napi::Number::New(env, 0);
-  int used = 0;
-  for (uint32_t s = 0; s < llama_n_seq_max(ctx_); s++) used += llama_memory_seq_pos_max(mem, static_cast<llama_seq_id>(s)) >= 0 ? 1 : 0;
-  return Napi::Number::New(env, used);
+  if (ctx_ == nullptr || !scheduler_) throw Napi::Error::New(env, "the context is not initialised or has been disposed");
+  return Napi::Number::New(env, scheduler_->sequencesInUse());
+}
+
+Napi::Value AddonContext::SchedulerStatsJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (ctx_ == nullptr || !scheduler_) throw Napi::Error::New(env, "the context is not initialised or has been disposed");
+  const SchedulerStats s = scheduler_->stats(info.Length() > 0 && info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value());
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("decodeCalls", static_cast<double>(s.decodeCalls));
+  o.Set("rows", static_cast<double>(s.rows));
+  o.Set("decodeMs", s.decodeMs);
+  o.Set("multiJobCalls", static_cast<double>(s.multiJobCalls));
+  o.Set("jobsAdmitted", static_cast<double>(s.jobsAdmitted));
+  o.Set("jobsWaited", static_cast<double>(s.jobsWaited));
+  o.Set("prefixTokensShared", static_cast<double>(s.prefixTokensShared));
+  o.Set("activeJobs", s.activeJobs);
+  o.Set("waitingJobs", s.waitingJobs);
+  o.Set("sequencesReserved", s.sequencesReserved);
+  o.Set("cellsReserved", static_cast<double>(s.cellsReserved));
+  o.Set("strayCellSequences", s.strayCellSequences);
+  o.Set("sequences", s.sequences);
+  o.Set("cells", static_cast<double>(s.cells));
+  return o;
 }
 
 Napi::Value AddonContext::Info(const Napi::CallbackInfo& info) {
@@ -238,8 +320,11 @@ Napi::Value AddonContext::Info(const Napi::CallbackInfo& info) {
 
 Napi::Value AddonContext::Dispose(const Napi::CallbackInfo& info) {
   disposeRequested_ = true;
-  if (busy_) {
-    cancel_.store(true);  // the running job stops at its next check and frees the context when it ends
+  if (!jobs_.empty()) {
+    // Running jobs stop at their next check (a decode in flight aborts) and the last one frees the context.
+    disposing_.store(true);
+    for (auto& [id, job] : jobs_) job->cancel();
+    if (scheduler_) scheduler_->wake();
   } else if (!creating_) {
     free();
   }

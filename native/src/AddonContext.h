@@ -1,18 +1,24 @@
-// The native context handle: one llama_context (unified KV cache) that runs one job at a time:
-// occlusion, teacher-forced scoring or embedding. JS validates arguments; this class re-checks the
-// limits whose violation would trip a GGML_ASSERT and abort the process.
+// The native context handle: one llama_context whose DecodeScheduler runs many jobs together (occlusion,
+// generation, teacher-forced scoring; an embedding job holds the whole context). JS validates arguments; this
+// class re-checks the limits whose violation would trip a GGML_ASSERT and abort the process, and refuses a job
+// that could never fit before it waits.
 #pragma once
 
 #include <napi.h>
 
 #include <atomic>
+#include <map>
+#include <memory>
 
+#include "DecodeScheduler.h"
 #include "Occlusion.h"
+#include "Scoring.h"
 #include "llama.h"
 
 namespace attr_rag {
 
 class AddonModel;
+class ContextJob;
 
 class AddonContext : public Napi::ObjectWrap<AddonContext> {
  public:
@@ -20,10 +26,10 @@ class AddonContext : public Napi::ObjectWrap<AddonContext> {
   explicit AddonContext(const Napi::CallbackInfo& info);
   ~AddonContext() override;
 
-  // Called by workers on the JS thread when their job ends.
-  void jobFinished();
-  llama_context* ctx() const { return ctx_; }
-  std::atomic<bool>& cancelFlag() { return cancel_; }
+  // Called by jobs on the JS thread when they end.
+  void jobFinished(uint32_t id);
+  // Valid from init() until the last job has ended after dispose().
+  DecodeScheduler& scheduler() { return *scheduler_; }
 
  private:
   friend class CreateContextWorker;
@@ -34,10 +40,16 @@ class AddonContext : public Napi::ObjectWrap<AddonContext> {
   Napi::Value CellsNeeded(const Napi::CallbackInfo& info);
   Napi::Value Cancel(const Napi::CallbackInfo& info);
   Napi::Value SequencesInUse(const Napi::CallbackInfo& info);
+  Napi::Value SchedulerStatsJs(const Napi::CallbackInfo& info);
   Napi::Value Info(const Napi::CallbackInfo& info);
   Napi::Value Dispose(const Napi::CallbackInfo& info);
   void beginJob(Napi::Env env);
+  uint32_t jobIdOf(const Napi::CallbackInfo& info, size_t index);
+  Napi::Value startJob(Napi::Env env, ContextJob* job);
   void checkApproximate(Napi::Env env, const OcclusionRequest& req);
+  Reservation occlusionReservation(Napi::Env env, const OcclusionRequest& req);
+  Reservation scoreReservation(Napi::Env env, const ScoreRequest& req);
+  void refuseIfNeverFits(Napi::Env env, const Reservation& r);
   void free();
 
   AddonModel* model_ = nullptr;
@@ -45,9 +57,14 @@ class AddonContext : public Napi::ObjectWrap<AddonContext> {
   llama_context* ctx_ = nullptr;
   bool creating_ = false;
   bool kvUnified_ = true;
-  bool busy_ = false;
   bool disposeRequested_ = false;
-  std::atomic<bool> cancel_{false};
+  // Read by llama.cpp's abort callback: a decode stops only when the whole context is going away (a single
+  // job's cancel must not abort a decode that carries other jobs' tokens).
+  std::atomic<bool> disposing_{false};
+  int jobsHint_ = 1;  // jobs expected to run together: a job's default share of sequences and cells
+  std::unique_ptr<DecodeScheduler> scheduler_;
+  std::map<uint32_t, ContextJob*> jobs_;
+  uint32_t nextJobId_ = 1u << 30;  // ids JS did not choose, clear of the ones it does
 };
 
 }  // namespace attr_rag

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "BatchRunner.h"
+#include "DecodeScheduler.h"
 
 namespace attr_rag {
 

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "BatchRunner.h"
+#include "DecodeScheduler.h"
 #include "Greedy.h"
 #include "KvReuse.h"
 #include "Occlusion.h"
@@ -50,27 +50,37 @@ void addPrompt(std::vector<BatchItem>& items, const std::vector<llama_token>& fe
 
 }  // namespace
 
-OcclusionResult runForced(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel) {
+int forcedSequencesPerSet(const OcclusionRequest& req) { return req.pairExact ? 2 : 1; }
+
+long long forcedCellsNeeded(const OcclusionRequest& req, int parallel) {
+  long long L = static_cast<long long>(req.prefix.size() + req.suffix.size());
+  for (const auto& b : req.blocks) L += static_cast<long long>(b.size());
+  const long long seq0 = L + std::max<long long>(0, static_cast<long long>(req.givenFull.size()) - 1);
+  size_t longest = 0;
+  for (const auto& f : req.forced) longest = std::max(longest, f.size());
+  const long long perSeq = L + static_cast<long long>(longest);
+  if (!req.kvUnified) return std::max(seq0, perSeq);
+  return seq0 + static_cast<long long>(parallel) * forcedSequencesPerSet(req) * perSeq;
+}
+
+OcclusionResult runForced(Lane& lane, const OcclusionRequest& req) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!isApproximate(req.strategy)) throw std::runtime_error("forced mode needs an approximate strategy");
   if (!req.hasGivenFull) throw std::runtime_error("forced mode needs givenFull (A_full)");
   if (req.forced.size() != req.occlude.size()) throw std::runtime_error("forced mode needs one token list per occluded set");
-  const int32_t nVocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)));
-  llama_memory_t mem = llama_get_memory(ctx);
+  const int32_t nVocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(lane.ctx())));
   const bool shift = req.strategy == Strategy::KvReuse;
   const std::vector<llama_token> full = fullPromptOf(req);
-  const llama_pos L = static_cast<llama_pos>(full.size());
 
   OcclusionResult result;
   result.forced.resize(req.occlude.size());
   result.full.tokens = req.givenFull;
-  BatchRunner runner(ctx, &cancel);
   BatchStats stats;
   std::vector<double> row;
   // Exact rows waiting for their approximate partner, per sequence of the wave.
   std::vector<std::vector<double>> pending;
 
-  llama_memory_clear(mem, true);
+  lane.clear();
   try {
     // The full prompt, with A_full teacher-forced after it (its log-probability is the screening baseline).
     std::vector<BatchItem> items;
@@ -80,26 +90,21 @@ OcclusionResult runForced(llama_context* ctx, const OcclusionRequest& req, const
       const bool out = !req.givenFull.empty() && i + 1 >= full.size();
       items.push_back({seq0[i], static_cast<llama_pos>(i), 0, out, 0, out ? static_cast<int32_t>(i + 1 - full.size()) : 0});
     }
-    runner.run(items, [&](const float* logits, const BatchItem& item) {
+    lane.run(items, [&](const float* logits, const BatchItem& item) {
       result.fullLogProb += logProbOf(logits, nVocab, req.givenFull[item.tag2]);
     }, stats);
     result.counters.prefillCalls = stats.decodeCalls;
 
-    const int perSet = req.pairExact ? 2 : 1;
-    int parallel = std::max(1, static_cast<int>((llama_n_seq_max(ctx) - 1) / perSet));
+    // The job's reservation, not the whole context: other jobs hold the rest.
+    const int perSet = forcedSequencesPerSet(req);
+    int parallel = std::max(1, (lane.sequences() - 1) / perSet);
     if (req.maxParallel > 0) parallel = std::min(parallel, req.maxParallel);
     size_t longest = 0;
     for (const auto& f : req.forced) longest = std::max(longest, f.size());
-    const long long cells = static_cast<long long>(req.kvUnified ? llama_n_ctx(ctx) : llama_n_ctx_seq(ctx));
-    const long long fullCells = static_cast<long long>(seq0.size());
-    auto needed = [&](int g) {
-      if (!req.kvUnified) return static_cast<long long>(L) + static_cast<long long>(longest);
-      return fullCells + static_cast<long long>(g) * perSet * (L + static_cast<long long>(longest));
-    };
-    while (parallel > 1 && needed(parallel) > cells) parallel--;
-    if (needed(1) > cells) {
-      throw std::runtime_error("the KV cache cannot hold the forced sequences (" + std::to_string(needed(1)) +
-                               " cells needed, context has " + std::to_string(cells) + "); use a larger contextSize");
+    while (parallel > 1 && forcedCellsNeeded(req, parallel) > lane.cells()) parallel--;
+    if (!req.occlude.empty() && (forcedCellsNeeded(req, 1) > lane.cells() || lane.sequences() < 1 + perSet)) {
+      throw std::runtime_error("the KV cache cannot hold the forced sequences (" + std::to_string(forcedCellsNeeded(req, 1)) +
+                               " cells needed, the job holds " + std::to_string(lane.cells()) + "); use a larger contextSize");
     }
 
     for (size_t start = 0; start < req.occlude.size(); start += parallel) {
@@ -113,10 +118,10 @@ OcclusionResult runForced(llama_context* ctx, const OcclusionRequest& req, const
         const int32_t j = req.occlude[k];
         f.plan = reusePlan(req, full, j);
         f.approx = next++;
-        beginReuse(mem, req.kvUnified, shift, f.approx, f.plan);
+        beginReuse(lane, shift, f.approx, f.plan);
         if (req.pairExact) {
           f.exact = next++;
-          sharePrefix(mem, req.kvUnified, f.exact, blockStartOf(req, j));
+          sharePrefix(lane, f.exact, blockStartOf(req, j));
           f.exactFeed = occludedSuffixOf(req, j);
         }
         wave.push_back(std::move(f));
@@ -127,8 +132,8 @@ OcclusionResult runForced(llama_context* ctx, const OcclusionRequest& req, const
           items.push_back({f.plan.gapFeed[i], f.plan.setStart + static_cast<llama_pos>(i), f.approx, false, 0, 0});
         }
       }
-      if (!items.empty()) runner.run(items, [](const float*, const BatchItem&) {}, stats);
-      for (const auto& f : wave) finishReuse(mem, req.kvUnified, f.approx, f.plan);
+      if (!items.empty()) lane.run(items, [](const float*, const BatchItem&) {}, stats);
+      for (const auto& f : wave) finishReuse(lane, f.approx, f.plan);
 
       // Prompts (all but their last token), then per step the exact row followed by the approximate row.
       items.clear();
@@ -158,7 +163,7 @@ OcclusionResult runForced(llama_context* ctx, const OcclusionRequest& req, const
         }
       }
       pending.assign(wave.size(), {});
-      runner.run(items, [&](const float* logits, const BatchItem& item) {
+      lane.run(items, [&](const float* logits, const BatchItem& item) {
         const auto& f = wave[item.tag];
         ForcedStats& st = result.forced[f.k];
         const size_t t = static_cast<size_t>(item.tag2 / 2);
@@ -179,17 +184,17 @@ OcclusionResult runForced(llama_context* ctx, const OcclusionRequest& req, const
         if (argmax(ref) == argmax(row)) st.top1Agree++;
       }, stats);
       for (const auto& f : wave) {
-        llama_memory_seq_rm(mem, f.approx, -1, -1);
-        if (f.exact >= 0) llama_memory_seq_rm(mem, f.exact, -1, -1);
+        lane.seqRm(f.approx, -1, -1);
+        if (f.exact >= 0) lane.seqRm(f.exact, -1, -1);
         result.counters.tokensReused += f.plan.reused;
       }
       result.counters.waves++;
     }
   } catch (...) {
-    llama_memory_clear(mem, true);
+    lane.clear();
     throw;
   }
-  llama_memory_clear(mem, true);
+  lane.clear();
   result.counters.tokensEvaluated = stats.tokensEvaluated;
   result.counters.totalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return result;

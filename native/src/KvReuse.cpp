@@ -8,9 +8,9 @@
 namespace attr_rag {
 namespace {
 
-void removeCells(llama_memory_t mem, llama_seq_id seq, llama_pos p0, llama_pos p1) {
+void removeCells(Lane& lane, llama_seq_id seq, llama_pos p0, llama_pos p1) {
   if (p0 == p1) return;
-  if (!llama_memory_seq_rm(mem, seq, p0, p1)) {
+  if (!lane.seqRm(seq, p0, p1)) {
     throw std::runtime_error("the model's memory cannot drop cells from the middle of a sequence (recurrent or hybrid "
                              "model); use an exact strategy");
   }
@@ -58,26 +58,26 @@ ReusePlan planReuse(const std::vector<llama_token>& full, llama_pos setStart, ll
   return p;
 }
 
-void beginReuse(llama_memory_t mem, bool kvUnified, bool shift, llama_seq_id dst, const ReusePlan& plan) {
+void beginReuse(Lane& lane, bool shift, llama_seq_id dst, const ReusePlan& plan) {
   if (plan.exact) {
-    sharePrefix(mem, kvUnified, dst, plan.setStart);
+    sharePrefix(lane, dst, plan.setStart);
     return;
   }
-  if (kvUnified) {
+  if (lane.kvUnified()) {
     // Shared cells keep their positions; the gap tokens are decoded next, then the kept cells attached.
-    if (plan.setStart > 0) llama_memory_seq_cp(mem, 0, dst, 0, plan.setStart);
+    if (plan.setStart > 0) lane.seqCp(0, dst, 0, plan.setStart);
     return;
   }
   // Per-sequence streams: a whole-stream copy (a partial cross-stream copy trips a GGML_ASSERT), then trim.
-  llama_memory_seq_cp(mem, 0, dst, -1, -1);
-  removeCells(mem, dst, plan.keptEnd, -1);
-  removeCells(mem, dst, plan.setStart, plan.setEnd);
-  if (shift) llama_memory_seq_add(mem, dst, plan.keptStart, plan.keptEnd, -(plan.setEnd - plan.setStart));
+  lane.seqCp(0, dst, -1, -1);
+  removeCells(lane, dst, plan.keptEnd, -1);
+  removeCells(lane, dst, plan.setStart, plan.setEnd);
+  if (shift) lane.seqAdd(dst, plan.keptStart, plan.keptEnd, -(plan.setEnd - plan.setStart));
 }
 
-void finishReuse(llama_memory_t mem, bool kvUnified, llama_seq_id dst, const ReusePlan& plan) {
-  if (plan.exact || !kvUnified) return;
-  llama_memory_seq_cp(mem, 0, dst, plan.keptStart, plan.keptEnd);
+void finishReuse(Lane& lane, llama_seq_id dst, const ReusePlan& plan) {
+  if (plan.exact || !lane.kvUnified()) return;
+  lane.seqCp(0, dst, plan.keptStart, plan.keptEnd);
 }
 
 long long reuseCells(const ReusePlan& plan, bool kvUnified, long long fullLength) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "DecodeScheduler.h"
 #include "llama.h"
 
 namespace attr_rag {
@@ -38,9 +39,9 @@ ReusePlan planReuse(const std::vector<llama_token>& full, llama_pos setStart, ll
                     int32_t gap, int32_t tail);
 
 // Puts the reused cells into `dst` before gapFeed is decoded (source: sequence 0 holds the full prompt).
-void beginReuse(llama_memory_t mem, bool kvUnified, bool shift, llama_seq_id dst, const ReusePlan& plan);
+void beginReuse(Lane& lane, bool shift, llama_seq_id dst, const ReusePlan& plan);
 // After gapFeed has been decoded: attaches the kept cells (unified cache; a no-op otherwise).
-void finishReuse(llama_memory_t mem, bool kvUnified, llama_seq_id dst, const ReusePlan& plan);
+void finishReuse(Lane& lane, llama_seq_id dst, const ReusePlan& plan);
 
 // KV cells one occluded sequence adds at peak (excluding the full prompt), for sizing waves.
 long long reuseCells(const ReusePlan& plan, bool kvUnified, long long fullLength);

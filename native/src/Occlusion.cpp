@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "BatchRunner.h"
+#include "DecodeScheduler.h"
 #include "Greedy.h"
 #include "KvReuse.h"
 #include "TokenText.h"
@@ -42,22 +42,19 @@ struct Seq {
 
 class Scheduler {
  public:
-  Scheduler(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
-            const OcclusionProgress& progress)
-      : ctx_(ctx),
-        vocab_(llama_model_get_vocab(llama_get_model(ctx))),
+  Scheduler(Lane& lane, const OcclusionRequest& req, const OcclusionProgress& progress)
+      : lane_(lane),
+        vocab_(llama_model_get_vocab(llama_get_model(lane.ctx()))),
         nVocab_(llama_vocab_n_tokens(vocab_)),
-        mem_(llama_get_memory(ctx)),
         req_(req),
-        progress_(progress),
-        runner_(ctx, &cancel) {}
+        progress_(progress) {}
 
   OcclusionResult run() {
     const auto t0 = Clock::now();
     OcclusionResult result;
     result.occluded.resize(req_.occlude.size());
     counters_ = &result.counters;
-    llama_memory_clear(mem_, true);
+    lane_.clear();
     try {
       const std::vector<llama_token> full = fullPromptOf(req_);
       counters_->promptTokens = static_cast<long long>(full.size());
@@ -68,10 +65,10 @@ class Scheduler {
         runShared(full, result);
       }
     } catch (...) {
-      llama_memory_clear(mem_, true);
+      lane_.clear();
       throw;
     }
-    llama_memory_clear(mem_, true);
+    lane_.clear();
     counters_->tokensEvaluated = stats_.tokensEvaluated;
     counters_->totalMs = msSince(t0);
     return result;
@@ -88,7 +85,7 @@ class Scheduler {
     counters_->fullMs = msSince(t);
     t = Clock::now();
     for (size_t k = 0; k < req_.occlude.size(); k++) {
-      llama_memory_clear(mem_, true);
+      lane_.clear();
       const int32_t j = req_.occlude[k];
       std::vector<llama_token> prompt(full.begin(), full.begin() + blockStartOf(req_, j));
       const auto rest = occludedSuffixOf(req_, j);
@@ -125,20 +122,26 @@ class Scheduler {
     Seq s0;
     s0.id = 0;
     s0.out = &result.full;
-    s0.feed = full;
+    // Another running job may hold this prompt (or its head): copy it instead of decoding it again.
+    const llama_pos adopted = lane_.adoptPrefix(0, full);
+    counters_->prefixFromOtherJobs = adopted;
+    counters_->tokensReused += adopted;
+    s0.nPast = adopted;
+    s0.feed.assign(full.begin() + adopted, full.end());
     if (req_.hasGivenFull) {
       useGivenFull(result.full);
       s0.done = true;
       // Only the prompt goes into the cache; the occluded sequences copy their prefix from it.
       std::vector<BatchItem> items;
-      for (size_t i = 0; i < full.size(); i++) items.push_back({full[i], static_cast<llama_pos>(i), 0, false, 0, 0});
+      for (size_t i = static_cast<size_t>(adopted); i < full.size(); i++) items.push_back({full[i], static_cast<llama_pos>(i), 0, false, 0, 0});
       const long long before = stats_.decodeCalls;
-      runner_.run(items, [](const float*, const BatchItem&) {}, stats_);
+      lane_.run(items, [](const float*, const BatchItem&) {}, stats_);
       counters_->prefillCalls += stats_.decodeCalls - before;
     } else {
       std::vector<Seq*> alone{&s0};
       step(alone);  // prefill (and the first answer token)
     }
+    lane_.publishPrefix(0, full);
     counters_->prefillMs = msSince(t);
 
     t = Clock::now();
@@ -166,10 +169,10 @@ class Scheduler {
         s.out = &result.occluded[k];
         if (approximate) {
           plans[k - start] = reusePlan(req_, full, j);
-          beginReuse(mem_, req_.kvUnified, req_.strategy == Strategy::KvReuse, s.id, plans[k - start]);
+          beginReuse(lane_, req_.strategy == Strategy::KvReuse, s.id, plans[k - start]);
         } else {
           s.nPast = blockStartOf(req_, j);
-          sharePrefix(mem_, req_.kvUnified, s.id, s.nPast);
+          sharePrefix(lane_, s.id, s.nPast);
           counters_->tokensReused += s.nPast;
           s.feed = occludedSuffixOf(req_, j);
         }
@@ -182,7 +185,7 @@ class Scheduler {
       counters_->waves++;
       while (std::any_of(active.begin(), active.end(), [](const Seq* s) { return !s->done; })) step(active);
       for (size_t k = start; k < end; k++) {
-        llama_memory_seq_rm(mem_, seqs[k].id, -1, -1);
+        lane_.seqRm(seqs[k].id, -1, -1);
         progress_(1, static_cast<int>(k), 0);
       }
     }
@@ -203,12 +206,12 @@ class Scheduler {
     }
     if (!items.empty()) {
       const long long before = stats_.decodeCalls;
-      runner_.run(items, [](const float*, const BatchItem&) {}, stats_);
+      lane_.run(items, [](const float*, const BatchItem&) {}, stats_);
       counters_->prefillCalls += stats_.decodeCalls - before;
     }
     for (size_t k = start; k < end; k++) {
       const ReusePlan& p = plans[k - start];
-      finishReuse(mem_, req_.kvUnified, seqs[k].id, p);
+      finishReuse(lane_, seqs[k].id, p);
       seqs[k].nPast = p.tailPos;
       seqs[k].feed = p.tailFeed;
       counters_->tokensReused += p.reused;
@@ -217,8 +220,9 @@ class Scheduler {
 
   int chooseParallel() const {
     if (req_.occlude.empty()) return 1;
-    const long long cells = static_cast<long long>(req_.kvUnified ? llama_n_ctx(ctx_) : llama_n_ctx_seq(ctx_));
-    int limit = static_cast<int>(std::min<size_t>(req_.occlude.size(), llama_n_seq_max(ctx_) - 1));
+    // The job's reservation, not the whole context: other jobs hold the rest.
+    const long long cells = lane_.cells();
+    int limit = static_cast<int>(std::min<size_t>(req_.occlude.size(), static_cast<size_t>(std::max(1, lane_.sequences() - 1))));
     if (req_.maxParallel > 0) limit = std::min(limit, req_.maxParallel);
     for (int g = limit; g >= 1; g--) {
       if (occlusionCellsNeeded(req_, g) <= cells) return g;
@@ -261,7 +265,7 @@ class Scheduler {
       if (!active[si]->done) picks[si].resize(active[si]->draft.size() + 1);
     }
     const long long before = stats_.decodeCalls;
-    runner_.run(items, [&](const float* logits, const BatchItem& item) {
+    lane_.run(items, [&](const float* logits, const BatchItem& item) {
       picks[item.tag][item.tag2] = pickGreedy(logits, nVocab_);
     }, stats_);
     (promptOnly ? counters_->prefillCalls : counters_->decodeSteps) += stats_.decodeCalls - before;
@@ -300,7 +304,7 @@ class Scheduler {
     const llama_pos fed = static_cast<llama_pos>(s.feed.size());
     s.nPast += fed + static_cast<llama_pos>(accepted);
     if (s.done) return;
-    if (accepted < w) llama_memory_seq_rm(mem_, s.id, s.nPast, -1);
+    if (accepted < w) lane_.seqRm(s.id, s.nPast, -1);
     s.feed.assign(1, pending);
     s.feedIsPrompt = false;
     if (s.canDraft) updateAlignment(s, emitted, w > 0 && accepted == w);
@@ -367,13 +371,11 @@ class Scheduler {
     return true;
   }
 
-  llama_context* ctx_;
+  Lane& lane_;
   const llama_vocab* vocab_;
   int32_t nVocab_;
-  llama_memory_t mem_;
   const OcclusionRequest& req_;
   const OcclusionProgress& progress_;
-  BatchRunner runner_;
   BatchStats stats_;
   OcclusionCounters* counters_ = nullptr;
   std::vector<llama_token> draftSource_;
@@ -382,17 +384,15 @@ class Scheduler {
 
 }  // namespace
 
-void sharePrefix(llama_memory_t mem, bool kvUnified, llama_seq_id dst, llama_pos length) {
-  sharePrefixFrom(mem, kvUnified, 0, dst, length);
-}
+void sharePrefix(Lane& lane, llama_seq_id dst, llama_pos length) { sharePrefixFrom(lane, 0, dst, length); }
 
-void sharePrefixFrom(llama_memory_t mem, bool kvUnified, llama_seq_id src, llama_seq_id dst, llama_pos length) {
+void sharePrefixFrom(Lane& lane, llama_seq_id src, llama_seq_id dst, llama_pos length) {
   if (length <= 0) return;
-  if (kvUnified) {
-    llama_memory_seq_cp(mem, src, dst, 0, length);
+  if (lane.kvUnified()) {
+    lane.seqCp(src, dst, 0, length);
   } else {
-    llama_memory_seq_cp(mem, src, dst, -1, -1);
-    llama_memory_seq_rm(mem, dst, length, -1);
+    lane.seqCp(src, dst, -1, -1);
+    lane.seqRm(dst, length, -1);
   }
 }
 
@@ -422,10 +422,9 @@ long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
   return cells;
 }
 
-OcclusionResult runOcclusion(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
-                             const OcclusionProgress& progress) {
-  if (req.hasForced) return runForced(ctx, req, cancel);
-  Scheduler scheduler(ctx, req, cancel, progress);
+OcclusionResult runOcclusion(Lane& lane, const OcclusionRequest& req, const OcclusionProgress& progress) {
+  if (req.hasForced) return runForced(lane, req);
+  Scheduler scheduler(lane, req, progress);
   return scheduler.run();
 }
 

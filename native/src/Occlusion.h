@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "DecodeScheduler.h"
 #include "KvReuse.h"
 #include "llama.h"
 
@@ -69,6 +70,7 @@ struct OcclusionCounters {
   long long promptTokens = 0;     // Σ over the n+1 prompts of their length
   long long tokensEvaluated = 0;  // tokens submitted to llama_decode (drafts and retries included)
   long long tokensReused = 0;     // prompt tokens taken from a shared prefix (or reused cells) instead of recomputed
+  long long prefixFromOtherJobs = 0;  // of those, full-prompt positions copied from another running job's prompt
   long long draftProposed = 0;
   long long draftAccepted = 0;
   long long decodeSteps = 0;      // llama_decode calls that extend answers (sequential steps)
@@ -95,9 +97,9 @@ long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel);
 // Gives sequence `dst` the first `length` positions of sequence 0's cache. A unified cache shares the cells;
 // a per-sequence cache can only copy a whole stream (a partial cross-stream copy trips a GGML_ASSERT), so the
 // stream is copied and the tail trimmed.
-void sharePrefix(llama_memory_t mem, bool kvUnified, llama_seq_id dst, llama_pos length);
+void sharePrefix(Lane& lane, llama_seq_id dst, llama_pos length);
 // The same from any source sequence that holds at least `length` positions.
-void sharePrefixFrom(llama_memory_t mem, bool kvUnified, llama_seq_id src, llama_seq_id dst, llama_pos length);
+void sharePrefixFrom(Lane& lane, llama_seq_id src, llama_seq_id dst, llama_pos length);
 
 std::vector<llama_token> fullPromptOf(const OcclusionRequest& req);
 llama_pos blockStartOf(const OcclusionRequest& req, int32_t j);
@@ -107,9 +109,14 @@ std::vector<llama_token> occludedSuffixOf(const OcclusionRequest& req, int32_t j
 // The approximate strategies' plan for occluding block j of the request's full prompt `full`.
 ReusePlan reusePlan(const OcclusionRequest& req, const std::vector<llama_token>& full, int32_t j);
 
-OcclusionResult runForced(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel);
+// Forced mode: KV cells a request needs with `parallel` occluded sets per wave (unified: in total; per-sequence
+// streams: per sequence), and the sequences one set uses (2 with pairExact).
+long long forcedCellsNeeded(const OcclusionRequest& req, int parallel);
+int forcedSequencesPerSet(const OcclusionRequest& req);
 
-OcclusionResult runOcclusion(llama_context* ctx, const OcclusionRequest& req, const std::atomic<bool>& cancel,
-                             const OcclusionProgress& progress);
+// Both run on the job's lane: its sequences (0 = the full prompt) and its share of the KV cache.
+OcclusionResult runForced(Lane& lane, const OcclusionRequest& req);
+
+OcclusionResult runOcclusion(Lane& lane, const OcclusionRequest& req, const OcclusionProgress& progress);
 
 }  // namespace attr_rag

@@ -143,6 +143,7 @@ Napi::Object occlusionResultToJs(Napi::Env env, const OcclusionResult& r) {
   k.Set("promptTokens", static_cast<double>(c.promptTokens));
   k.Set("tokensEvaluated", static_cast<double>(c.tokensEvaluated));
   k.Set("tokensReused", static_cast<double>(c.tokensReused));
+  k.Set("prefixFromOtherJobs", static_cast<double>(c.prefixFromOtherJobs));
   k.Set("draftProposed", static_cast<double>(c.draftProposed));
   k.Set("draftAccepted", static_cast<double>(c.draftAccepted));
   k.Set("decodeSteps", static_cast<double>(c.decodeSteps));

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "BatchRunner.h"
+#include "DecodeScheduler.h"
 #include "Greedy.h"
 #include "Occlusion.h"
 
@@ -108,12 +108,11 @@ long long scoreCellsNeeded(const ScoreRequest& req, int parallel) {
   return cells;
 }
 
-ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::atomic<bool>& cancel) {
+ScoreResult runScoring(Lane& lane, const ScoreRequest& req) {
   const auto t0 = std::chrono::steady_clock::now();
   if (req.suffix.empty()) throw std::runtime_error("scoring needs a non-empty suffix before the continuation");
-  const llama_vocab* vocab = llama_model_get_vocab(llama_get_model(ctx));
+  const llama_vocab* vocab = llama_model_get_vocab(llama_get_model(lane.ctx()));
   const int32_t nVocab = llama_vocab_n_tokens(vocab);
-  llama_memory_t mem = llama_get_memory(ctx);
   const size_t T = req.continuation.size();
   const auto all = allBlocks(req.blocks.size());
 
@@ -121,21 +120,20 @@ ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::a
   result.logProbs.assign(req.coalitions.size(), std::vector<float>(T, 0.0f));
   result.totals.assign(req.coalitions.size(), 0.0);
   std::vector<float> fullLogProbs(T, 0.0f);
-  BatchRunner runner(ctx, &cancel);
   BatchStats stats;
   auto onOutput = [&](const float* logits, const BatchItem& item) {
     const float lp = static_cast<float>(logProbOf(logits, nVocab, req.continuation[item.tag2]));
     (item.tag < 0 ? fullLogProbs : result.logProbs[item.tag])[item.tag2] = lp;
   };
 
-  llama_memory_clear(mem, true);
+  lane.clear();
   try {
     std::vector<BatchItem> items;
     std::vector<llama_token> full(req.prefix);
     const auto fullTail = tailAfter(req, all, 0);
     full.insert(full.end(), fullTail.begin(), fullTail.end());
     addScored(items, full, 0, 0, -1, T);
-    runner.run(items, onOutput, stats);
+    lane.run(items, onOutput, stats);
 
     std::vector<size_t> pending;
     for (size_t c = 0; c < req.coalitions.size(); c++) {
@@ -145,8 +143,9 @@ ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::a
         pending.push_back(c);
       }
     }
-    const long long cells = static_cast<long long>(req.kvUnified ? llama_n_ctx(ctx) : llama_n_ctx_seq(ctx));
-    int parallel = static_cast<int>(std::min<size_t>(pending.size(), llama_n_seq_max(ctx) - 1));
+    // The job's reservation, not the whole context: other jobs hold the rest.
+    const long long cells = lane.cells();
+    int parallel = static_cast<int>(std::min<size_t>(pending.size(), static_cast<size_t>(std::max(1, lane.sequences() - 1))));
     if (req.maxParallel > 0) parallel = std::min(parallel, req.maxParallel);
     while (parallel > 1 && scoreCellsNeeded(req, parallel) > cells) parallel--;
     if (!pending.empty() && scoreCellsNeeded(req, 1) > cells) {
@@ -171,20 +170,20 @@ ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::a
         for (const auto& p : plans) {
           if (p.round != round) continue;
           const auto& coalition = req.coalitions[p.index];
-          sharePrefixFrom(mem, req.kvUnified, p.source, p.seq, p.shared);
+          sharePrefixFrom(lane, p.source, p.seq, p.shared);
           result.counters.tokensReused += p.shared;
           addScored(items, tailAfter(req, coalition, p.fromBlock), p.shared, p.seq, static_cast<int32_t>(p.index), T);
         }
-        runner.run(items, onOutput, stats);
+        lane.run(items, onOutput, stats);
       }
-      for (const auto& p : plans) llama_memory_seq_rm(mem, p.seq, -1, -1);
+      for (const auto& p : plans) lane.seqRm(p.seq, -1, -1);
       result.counters.waves++;
     }
   } catch (...) {
-    llama_memory_clear(mem, true);
+    lane.clear();
     throw;
   }
-  llama_memory_clear(mem, true);
+  lane.clear();
   for (size_t c = 0; c < req.coalitions.size(); c++) {
     double total = 0;
     for (float lp : result.logProbs[c]) total += lp;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <vector>
 
+#include "DecodeScheduler.h"
 #include "llama.h"
 
 namespace attr_rag {
@@ -38,6 +39,7 @@ struct ScoreResult {
 
 long long scoreCellsNeeded(const ScoreRequest& req, int parallel);
 
-ScoreResult runScoring(llama_context* ctx, const ScoreRequest& req, const std::atomic<bool>& cancel);
+// Runs on the job's lane: its sequences and its share of the KV cache.
+ScoreResult runScoring(Lane& lane, const ScoreRequest& req);
 
 }  // namespace attr_rag

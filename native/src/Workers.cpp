@@ -1,35 +1,72 @@
 #include "Workers.h"
 
+#include <thread>
+
 #include "AddonContext.h"
 #include "Requests.h"
 
 namespace attr_rag {
 
-ContextJobWorker::ContextJobWorker(Napi::Env env, AddonContext* owner)
-    : Napi::AsyncWorker(env), owner_(owner), deferred_(env) {
+ContextJob::ContextJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation reservation)
+    : owner_(owner), deferred_(Napi::Promise::Deferred::New(env)), reservation_(reservation), id_(id) {
   owner_->Ref();
 }
 
-ContextJobWorker::~ContextJobWorker() { owner_->Unref(); }
-
-void ContextJobWorker::OnOK() {
-  Napi::Env env = Env();
-  Napi::Value value = result(env);
-  finished();
-  owner_->jobFinished();
-  deferred_.Resolve(value);
+Napi::Promise ContextJob::start() {
+  Napi::Env env = deferred_.Env();
+  // The completion is delivered through a thread-safe function, which also keeps the event loop alive while
+  // the job runs (as an AsyncWorker would).
+  done_ = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "attr-rag-job", 0, 1);
+  std::thread([this] { threadMain(); }).detach();
+  return deferred_.Promise();
 }
 
-void ContextJobWorker::OnError(const Napi::Error& e) {
-  finished();
-  owner_->jobFinished();
-  Napi::Error err = e;
-  if (std::string(e.Message()) == "cancelled") err.Set("code", "ABORT_ERR");
-  deferred_.Reject(err.Value());
+void ContextJob::threadMain() {
+  try {
+    std::unique_ptr<Lane> lane = owner_->scheduler().admit(reservation_, cancel_);
+    execute(*lane);
+    // The lane's destructor frees the job's cells and sequences before the job is reported done.
+  } catch (const Cancelled&) {
+    failed_ = true;
+    error_ = "cancelled";
+  } catch (const std::exception& e) {
+    failed_ = true;
+    error_ = e.what();
+  }
+  // `this` is deleted on the JS thread once the call runs; the handle is copied so the release after it
+  // does not read the deleted job.
+  Napi::ThreadSafeFunction done = done_;
+  done.BlockingCall(this, [](Napi::Env env, Napi::Function, ContextJob* job) { job->complete(env); });
+  done.Release();
 }
 
-OccludeWorker::OccludeWorker(Napi::Env env, AddonContext* owner, OcclusionRequest req, Napi::Value onProgress)
-    : ContextJobWorker(env, owner), req_(std::move(req)) {
+void ContextJob::complete(Napi::Env env) {
+  Napi::HandleScope scope(env);
+  Napi::Value value = env.Undefined();
+  if (!failed_) {
+    try {
+      value = result(env);
+    } catch (const Napi::Error& e) {
+      failed_ = true;
+      error_ = e.Message();
+    }
+  }
+  finished();
+  AddonContext* owner = owner_;
+  owner->jobFinished(id_);
+  if (failed_) {
+    Napi::Error err = Napi::Error::New(env, error_);
+    if (error_ == "cancelled") err.Set("code", "ABORT_ERR");
+    deferred_.Reject(err.Value());
+  } else {
+    deferred_.Resolve(value);
+  }
+  delete this;
+  owner->Unref();
+}
+
+OccludeJob::OccludeJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, OcclusionRequest req, Napi::Value onProgress)
+    : ContextJob(env, owner, id, r), req_(std::move(req)) {
   if (onProgress.IsFunction()) {
     progress_ = Napi::ThreadSafeFunction::New(env, onProgress.As<Napi::Function>(), "attr-rag-occlusion-progress", 0, 1);
     hasProgress_ = true;
@@ -44,49 +81,45 @@ struct ProgressEvent {
 };
 }  // namespace
 
-void OccludeWorker::Execute() {
-  guarded([&] {
-    OcclusionProgress progress = [&](int kind, int index, llama_token token) {
-      if (!hasProgress_) return;
-      progress_.NonBlockingCall(new ProgressEvent{kind, index, token}, [](Napi::Env env, Napi::Function fn, ProgressEvent* e) {
-        try {
-          fn.Call({Napi::Number::New(env, e->kind), Napi::Number::New(env, e->index), Napi::Number::New(env, e->token)});
-        } catch (const Napi::Error&) {
-          // A throwing progress listener must not take the process down; the job goes on.
-        }
-        delete e;
-      });
-    };
-    out_ = runOcclusion(owner_->ctx(), req_, owner_->cancelFlag(), progress);
-  });
+void OccludeJob::execute(Lane& lane) {
+  OcclusionProgress progress = [&](int kind, int index, llama_token token) {
+    if (!hasProgress_) return;
+    progress_.NonBlockingCall(new ProgressEvent{kind, index, token}, [](Napi::Env env, Napi::Function fn, ProgressEvent* e) {
+      try {
+        fn.Call({Napi::Number::New(env, e->kind), Napi::Number::New(env, e->index), Napi::Number::New(env, e->token)});
+      } catch (const Napi::Error&) {
+        // A throwing progress listener must not take the process down; the job goes on.
+      }
+      delete e;
+    });
+  };
+  out_ = runOcclusion(lane, req_, progress);
 }
 
-Napi::Value OccludeWorker::result(Napi::Env env) { return occlusionResultToJs(env, out_); }
+Napi::Value OccludeJob::result(Napi::Env env) { return occlusionResultToJs(env, out_); }
 
-void OccludeWorker::finished() {
+void OccludeJob::finished() {
   if (hasProgress_) {
     progress_.Release();
     hasProgress_ = false;
   }
 }
 
-ScoreWorker::ScoreWorker(Napi::Env env, AddonContext* owner, ScoreRequest req)
-    : ContextJobWorker(env, owner), req_(std::move(req)) {}
+ScoreJob::ScoreJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, ScoreRequest req)
+    : ContextJob(env, owner, id, r), req_(std::move(req)) {}
 
-void ScoreWorker::Execute() {
-  guarded([&] { out_ = runScoring(owner_->ctx(), req_, owner_->cancelFlag()); });
-}
+void ScoreJob::execute(Lane& lane) { out_ = runScoring(lane, req_); }
 
-Napi::Value ScoreWorker::result(Napi::Env env) { return scoreResultToJs(env, out_); }
+Napi::Value ScoreJob::result(Napi::Env env) { return scoreResultToJs(env, out_); }
 
-EmbedWorker::EmbedWorker(Napi::Env env, AddonContext* owner, std::vector<std::vector<llama_token>> seqs)
-    : ContextJobWorker(env, owner), seqs_(std::move(seqs)) {}
+EmbedJob::EmbedJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, std::vector<std::vector<llama_token>> seqs)
+    : ContextJob(env, owner, id, r), seqs_(std::move(seqs)) {}
 
-void EmbedWorker::Execute() {
-  guarded([&] { out_ = runEmbedding(owner_->ctx(), seqs_, owner_->cancelFlag()); });
-}
+// An embedding job holds the whole context (its reservation is every sequence and cell), so it may use the
+// context directly: pooled passes clear the cache between batches.
+void EmbedJob::execute(Lane& lane) { out_ = runEmbedding(lane.ctx(), seqs_, cancelFlag()); }
 
-Napi::Value EmbedWorker::result(Napi::Env env) {
+Napi::Value EmbedJob::result(Napi::Env env) {
   Napi::Array arr = Napi::Array::New(env, out_.vectors.size());
   for (size_t i = 0; i < out_.vectors.size(); i++) {
     Napi::Float32Array v = Napi::Float32Array::New(env, out_.vectors[i].size());

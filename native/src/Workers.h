@@ -1,13 +1,15 @@
-// AsyncWorkers for the context's jobs. Each Ref()s its context, never touches JS in Execute(), resolves or
-// rejects a Promise, and tells the context its job ended so a pending dispose can run.
+// The context's jobs. Each runs on its own thread (not libuv's pool: a job may wait for room in the context, and
+// a waiting job must not hold a pool thread that file I/O needs), is admitted by the context's DecodeScheduler,
+// decodes through its Lane, and settles its Promise on the JS thread. A job Ref()s its context until it ends.
 #pragma once
 
 #include <napi.h>
 
-#include <memory>
+#include <atomic>
 #include <string>
 #include <vector>
 
+#include "DecodeScheduler.h"
 #include "Embedding.h"
 #include "Occlusion.h"
 #include "Scoring.h"
@@ -16,36 +18,46 @@ namespace attr_rag {
 
 class AddonContext;
 
-class ContextJobWorker : public Napi::AsyncWorker {
+class ContextJob {
  public:
-  ContextJobWorker(Napi::Env env, AddonContext* owner);
-  ~ContextJobWorker() override;
-  Napi::Promise Promise() { return deferred_.Promise(); }
-  void OnOK() override;
-  void OnError(const Napi::Error& e) override;
+  ContextJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation reservation);
+  virtual ~ContextJob() = default;
+  ContextJob(const ContextJob&) = delete;
+  ContextJob& operator=(const ContextJob&) = delete;
+  // Starts the job's thread; the Promise settles when the job ends. Call once, on the JS thread.
+  Napi::Promise start();
+  // Any thread: the job stops at its next step (or while waiting for admission) and frees its cells.
+  void cancel() { cancel_.store(true); }
+  uint32_t id() const { return id_; }
 
  protected:
-  // Runs a job body, turning C++ exceptions into the worker's error (cancellation included).
-  template <typename F>
-  void guarded(F&& body) {
-    try {
-      body();
-    } catch (const std::exception& e) {
-      SetError(e.what());
-    }
-  }
+  // On the job's thread, with the job admitted. Throws Cancelled or std::exception.
+  virtual void execute(Lane& lane) = 0;
+  // On the JS thread after execute() returned.
   virtual Napi::Value result(Napi::Env env) = 0;
+  // On the JS thread whether the job succeeded or not, before its Promise settles.
   virtual void finished() {}
+  const std::atomic<bool>& cancelFlag() const { return cancel_; }
   AddonContext* owner_;
-  Napi::Promise::Deferred deferred_;
-};
-
-class OccludeWorker : public ContextJobWorker {
- public:
-  OccludeWorker(Napi::Env env, AddonContext* owner, OcclusionRequest req, Napi::Value onProgress);
-  void Execute() override;
 
  private:
+  void threadMain();
+  void complete(Napi::Env env);
+  Napi::Promise::Deferred deferred_;
+  Napi::ThreadSafeFunction done_;
+  std::atomic<bool> cancel_{false};
+  Reservation reservation_;
+  uint32_t id_;
+  bool failed_ = false;
+  std::string error_;
+};
+
+class OccludeJob : public ContextJob {
+ public:
+  OccludeJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, OcclusionRequest req, Napi::Value onProgress);
+
+ private:
+  void execute(Lane& lane) override;
   Napi::Value result(Napi::Env env) override;
   void finished() override;
   OcclusionRequest req_;
@@ -54,23 +66,23 @@ class OccludeWorker : public ContextJobWorker {
   bool hasProgress_ = false;
 };
 
-class ScoreWorker : public ContextJobWorker {
+class ScoreJob : public ContextJob {
  public:
-  ScoreWorker(Napi::Env env, AddonContext* owner, ScoreRequest req);
-  void Execute() override;
+  ScoreJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, ScoreRequest req);
 
  private:
+  void execute(Lane& lane) override;
   Napi::Value result(Napi::Env env) override;
   ScoreRequest req_;
   ScoreResult out_;
 };
 
-class EmbedWorker : public ContextJobWorker {
+class EmbedJob : public ContextJob {
  public:
-  EmbedWorker(Napi::Env env, AddonContext* owner, std::vector<std::vector<llama_token>> seqs);
-  void Execute() override;
+  EmbedJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, std::vector<std::vector<llama_token>> seqs);
 
  private:
+  void execute(Lane& lane) override;
   Napi::Value result(Napi::Env env) override;
   std::vector<std::vector<llama_token>> seqs_;
   EmbedResult out_;

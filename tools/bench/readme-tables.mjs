@@ -33,6 +33,7 @@ export const BLOCKS = {
   "index-bench": { files: ["index-bench.json"], render: indexBlock },
   "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
+  "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
   "attribution-bench": { files: ["attribution-bench-f16.json"], render: attributionBenchBlock },
 };
@@ -300,6 +301,38 @@ function clusterBlock(results) {
     "",
     provenance(results),
   ].join("\n");
+}
+
+function throughputBlock(results) {
+  const lines = [];
+  for (const { data } of results) {
+    const s = data.settings;
+    lines.push(
+      `\`${basename(data.model)}\`: the same ${s.asks} Asks (demo corpus, k = ${s.k}, ${s.max_tokens} new tokens, ${s.threads} engine threads) through one embedded ` +
+        `gateway at each concurrency; ${s.sequences_per_ask} sequences of ${thousands(s.cells_per_sequence)} KV cells per Ask in flight.`,
+      "",
+      "| concurrency | Asks/minute | decode calls per Ask | rows per call | ms per call | µs per row | time in llama_decode | calls with several jobs | latency p50 s | p95 s | CPU s / core-s offered | answers, selections, α tables as at 1 |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|",
+      ...data.runs.map(
+        (r) =>
+          `| ${r.concurrency} | ${fixed(r.asks_per_minute, 2)} | ${fixed(r.decode_calls_per_ask, 0)} | ${fixed(r.mean_rows_per_call, 1)} | ${fixed(r.ms_per_decode_call, 1)} | ` +
+          `${fixed(r.us_per_row, 0)} | ${fixed(r.decode_share * 100, 0)} % | ${thousands(r.multi_job_calls)} | ` +
+          `${fixed(r.latency.p50_ms / 1000, 1)} | ${fixed(r.latency.p95_ms / 1000, 1)} | ${fixed(r.cpu_s, 0)} / ${fixed(r.cores_s, 0)} | ` +
+          `${r.same_as_concurrency_1 === null ? "(the reference)" : r.same_as_concurrency_1 ? "all equal" : `differ: Asks ${r.differing_asks.join(", ")}`} |`,
+      ),
+      "",
+    );
+    const h = data.highest;
+    if (h !== null) {
+      lines.push(
+        `Concurrency ${h.concurrency} ÷ 1: ${fixed(h.decode_calls_per_ask_ratio, 2)} of the decode calls per Ask (goal ≤ ${fixed(data.goals.decode_calls_per_ask_ratio, 1)}), ` +
+          `${fixed(h.asks_per_minute_ratio, 2)}× the Asks/minute (goal ≥ ${fixed(data.goals.asks_per_minute_ratio_overhead_bound, 1)}× where overhead-bound, ≥ ${fixed(data.goals.asks_per_minute_ratio_compute_bound, 1)}× where compute-bound).`,
+        "",
+      );
+    }
+  }
+  lines.push(provenance(results));
+  return lines.join("\n");
 }
 
 function batchBlock(results) {

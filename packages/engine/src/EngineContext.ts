@@ -5,7 +5,7 @@ import { embedTexts, rerankDocuments, type EmbedOptions, type RerankOptions } fr
 import { AbortError, DisposedError, EngineArgumentError, EngineError, EngineLimitError, fromNative } from "./errors.js";
 import { generateTokens, type GenerateOptions, type GeneratedPiece, type GenerationResult } from "./generate.js";
 import type { Model } from "./Model.js";
-import type { NativeContext, NativeContextInfo, NativeContextOptions } from "./native/addonTypes.js";
+import type { NativeContext, NativeContextInfo, NativeContextOptions, NativeSchedulerStats } from "./native/addonTypes.js";
 import { nativeAddon } from "./native/loadAddon.js";
 import { screenOcclusion, type ScreenOptions, type ScreenResult } from "./screen.js";
 import { runForced, type ForcedOptions, type ForcedResult } from "./forced.js";
@@ -24,8 +24,15 @@ export interface ContextOptions {
   batchSize?: number;
   /** Tokens per physical micro-batch; embedding contexts need it ≥ the longest input. Default = batchSize. */
   ubatchSize?: number;
-  /** Parallel sequences (the full prompt plus occluded ones per wave). Default 32. */
+  /** Parallel sequences (the full prompt plus occluded ones per wave), shared by the jobs running together. Default 32. */
   sequences?: number;
+  /**
+   * Jobs expected to run together (continuous batching: every running job's tokens go into the same
+   * llama_decode steps). A job's default width (maxParallel unset) is its share of the sequences and, with a
+   * unified cache, of the KV cells: sequences / jobs. More calls may run at once; a job that does not fit
+   * waits for room. Default 1: one job takes the whole context and the next waits for it.
+   */
+  jobs?: number;
   /** CPU threads. Default: all available. */
   threads?: number;
   /** Embedding pooling for kind "embed": "mean" | "cls" | "last", default the model's own. */
@@ -49,10 +56,16 @@ export interface ContextOptions {
 
 const MAX_SEQUENCES = 256;
 
-/** One llama.cpp context; it runs one job at a time, in call order. */
+/**
+ * One llama.cpp context. Generation, occlusion and scoring calls run together: the native scheduler admits each
+ * job while its sequences and KV cells fit (the others wait, first come first served) and decodes every running
+ * job's tokens in the same llama_decode steps. Embedding and re-ranking calls run one at a time, in call order.
+ */
 export class EngineContext implements AsyncDisposable {
   #native: NativeContext | undefined;
   #queue: Promise<void> = Promise.resolve();
+  readonly #running = new Set<Promise<unknown>>();
+  #nextJob = 1;
   readonly #onDispose: (c: EngineContext) => void;
   readonly model: Model;
   readonly kind: ContextKind;
@@ -136,6 +149,16 @@ export class EngineContext implements AsyncDisposable {
   }
 
   /**
+   * The scheduler's counters: decode calls and the rows they carried, jobs admitted and waiting, reservations.
+   * checkCells also counts sequences that hold KV cells while no job holds them (a leak; it waits for a
+   * decode in flight, so keep it off hot paths).
+   */
+  schedulerStats(options: { checkCells?: boolean } = {}): SchedulerStats {
+    const s = this.#requireNative().schedulerStats(options.checkCells ?? false);
+    return { ...s, meanRowsPerCall: s.decodeCalls > 0 ? s.rows / s.decodeCalls : 0 };
+  }
+
+  /**
    * Whether `occlude(options)` fits this context's KV cache (the same check occlude makes first, with no
    * work done), so callers can size prompts, e.g. drop the lowest-ranked sets until it fits.
    */
@@ -165,6 +188,7 @@ export class EngineContext implements AsyncDisposable {
     native.dispose();
     this.#onDispose(this);
     await this.#queue.catch(() => undefined);
+    await Promise.allSettled([...this.#running]);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -183,6 +207,36 @@ export class EngineContext implements AsyncDisposable {
   }
 
   async #run<T>(what: string, signal: AbortSignal | undefined, job: (native: NativeContext) => Promise<T>): Promise<T> {
+    if (this.kind === "generate") return await this.#runTogether(what, signal, job);
+    return await this.#runQueued(what, signal, job);
+  }
+
+  // No queue here: the native scheduler admits the job when it fits and decodes it with the others.
+  async #runTogether<T>(what: string, signal: AbortSignal | undefined, job: (native: NativeContext) => Promise<T>): Promise<T> {
+    const native = this.#requireNative();
+    if (signal?.aborted) throw new AbortError(`${what} was aborted before it started`);
+    const id = this.#nextJob;
+    this.#nextJob = this.#nextJob >= 1 << 29 ? 1 : this.#nextJob + 1;
+    const onAbort = () => native.cancel(id);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const run = (async () => {
+      try {
+        return await job(jobNative(native, id));
+      } catch (err) {
+        throw err instanceof EngineError ? err : fromNative(err, what);
+      } finally {
+        signal?.removeEventListener("abort", onAbort);
+      }
+    })();
+    this.#running.add(run);
+    try {
+      return await run;
+    } finally {
+      this.#running.delete(run);
+    }
+  }
+
+  async #runQueued<T>(what: string, signal: AbortSignal | undefined, job: (native: NativeContext) => Promise<T>): Promise<T> {
     this.#requireNative();
     if (signal?.aborted) throw new AbortError(`${what} was aborted before it started`);
     const previous = this.#queue;
@@ -207,6 +261,27 @@ export class EngineContext implements AsyncDisposable {
       release();
     }
   }
+}
+
+/** The native context as one job sees it: its calls carry the job's id, and cancel stops only this job. */
+function jobNative(native: NativeContext, id: number): NativeContext {
+  return {
+    init: (o) => native.init(o),
+    occlude: (request, onProgress) => native.occlude(request, onProgress, id),
+    score: (request) => native.score(request, id),
+    embed: (sequences) => native.embed(sequences, id),
+    cellsNeeded: (request, parallel) => native.cellsNeeded(request, parallel),
+    cancel: () => native.cancel(id),
+    sequencesInUse: () => native.sequencesInUse(),
+    schedulerStats: (checkCells) => native.schedulerStats(checkCells),
+    info: () => native.info(),
+    dispose: () => native.dispose(),
+  };
+}
+
+export interface SchedulerStats extends NativeSchedulerStats {
+  /** rows / decodeCalls: tokens per llama_decode call, the batching the scheduler achieved. */
+  meanRowsPerCall: number;
 }
 
 /** Rank pooling on a model without a classification head yields a hidden-state value, not a relevance score. */
@@ -241,6 +316,7 @@ function resolveOptions(kind: ContextKind, o: ContextOptions): NativeContextOpti
   const ubatchSize = o.ubatchSize ?? batchSize;
   const sequences = o.sequences ?? 32;
   const threads = o.threads ?? availableParallelism();
+  const jobs = o.jobs ?? 1;
   const int = (name: string, v: number, min: number, max: number) => {
     if (!Number.isInteger(v) || v < min || v > max) throw new EngineArgumentError(`${name} must be an integer in [${min}, ${max}], got ${v}`);
   };
@@ -254,6 +330,7 @@ function resolveOptions(kind: ContextKind, o: ContextOptions): NativeContextOpti
     }
   }
   int("threads", threads, 1, 1024);
+  int("jobs", jobs, 1, MAX_SEQUENCES);
   // Rank pooling attaches a reranker's classification head; embeddings use the model's pooling unless chosen.
   const pooling = kind === "rerank" ? 4 : kind === "embed" && o.pooling ? { mean: 1, cls: 2, last: 3 }[o.pooling] : -1;
   if (pooling === undefined) throw new EngineArgumentError(`pooling must be "mean", "cls" or "last"`);
@@ -267,6 +344,7 @@ function resolveOptions(kind: ContextKind, o: ContextOptions): NativeContextOpti
     ubatchSize,
     sequences,
     threads,
+    jobs,
     embeddings: kind !== "generate",
     pooling,
     flashAttention: flash,

@@ -44,7 +44,7 @@ export {
 } from "./synth/ensureSynthModel.js";
 export { resolveVocabDir } from "./synth/vocab.js";
 export { Model, type ModelInfo, type ModelLoadOptions } from "./Model.js";
-export { EngineContext, type ContextKind, type ContextOptions } from "./EngineContext.js";
+export { EngineContext, type ContextKind, type ContextOptions, type SchedulerStats } from "./EngineContext.js";
 export type { ForcedOptions, ForcedResult } from "./forced.js";
 export { chooseRegenerated, screeningStrategy, type ScreenOptions, type ScreenResult } from "./screen.js";
 export type { NativeForcedStats as ForcedStats } from "./native/addonTypes.js";

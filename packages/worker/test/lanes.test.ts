@@ -70,7 +70,22 @@ describe.skipIf(missing !== undefined)(`job lanes${missing ? ` (skipped: ${missi
     // The last batch job's caller may hear its result a moment before the worker books the job as done.
     await expect.poll(async () => (await askStats()).runningJobs, { timeout: 5_000 }).toBe(0);
     const stats = await askStats();
-    expect(stats).toEqual({ workerId: "w1", model: MODEL_ID, slots: 1, runningJobs: 0, completedJobs: 5, sequencesInUse: 0 });
+    expect(stats).toMatchObject({ workerId: "w1", model: MODEL_ID, slots: 1, runningJobs: 0, completedJobs: 5, sequencesInUse: 0 });
+    // The engine context's scheduler: every job was admitted and decoded; nothing is reserved or waiting now.
+    const scheduler = ctx.schedulerStats();
+    expect(stats).toMatchObject({
+      decodeCalls: scheduler.decodeCalls,
+      decodeRows: scheduler.rows,
+      jobsAdmitted: scheduler.jobsAdmitted,
+      waitingJobs: 0,
+      sequencesReserved: 0,
+      cellsReserved: 0,
+      sequences: 4,
+      cells: ctx.info.contextSize,
+    });
+    expect(stats.jobsAdmitted).toBeGreaterThanOrEqual(5);
+    expect(stats.decodeRows).toBeGreaterThan(stats.decodeCalls);
+    expect(stats.meanRowsPerCall).toBeCloseTo(stats.decodeRows / stats.decodeCalls, 6);
     const replies = await client.requestMany("$SRV.STATS.attr-rag-worker", undefined, { maxWait: 1_000 });
     const all: { name: string; endpoints: { data: unknown }[] }[] = [];
     for await (const m of replies) all.push(m.json());

@@ -9,6 +9,7 @@ import { nonNegativeInt, positiveInt } from "../parseArgs.js";
 import { registerBenchAttributionCommand } from "./benchAttribution.js";
 import { registerBenchClusterCommand } from "./benchCluster.js";
 import { registerBenchBatchCommand } from "./benchBatch.js";
+import { registerBenchThroughputCommand } from "./benchThroughput.js";
 
 interface BenchOcclusionOptions {
   model: string;
@@ -39,6 +40,7 @@ export function registerBenchCommand(program: Command): void {
   const bench = program.command("bench").summary("benchmarks (JSON with --json)");
   registerBenchClusterCommand(bench);
   registerBenchBatchCommand(bench);
+  registerBenchThroughputCommand(bench);
   registerBenchAttributionCommand(bench);
   bench
     .command("occlusion")

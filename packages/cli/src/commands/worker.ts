@@ -17,7 +17,7 @@ interface WorkerFlags extends NatsFlags {
   maxDeliver: string;
   threads?: string;
   contextSize: string;
-  sequences: string;
+  sequences?: string;
   batchSize: string;
   gpuLayers: string;
   stopGrace: string;
@@ -40,12 +40,12 @@ export function registerWorkerCommand(program: Command): void {
     .option("--model <path|name>", "generator GGUF: a path or a model-cache name (required)")
     .option("--model-id <id>", "the id gateways ask for (default: the file name without .gguf)")
     .option("--name <id>", "this worker's id in logs and results (default: worker-<pid>)")
-    .option("--jobs <n>", "jobs run at once (they share one engine context)", "1")
+    .option("--jobs <n>", "jobs decoded together on the one engine context (continuous batching: each llama_decode step carries every running job's tokens)", "1")
     .option("--ack-wait <seconds>", "seconds a job may go unacknowledged before it is redelivered", String(DEFAULT_JOB_QUEUE.ackWaitMs / 1000))
     .option("--max-deliver <n>", "deliveries before a job goes to the dead letters", String(DEFAULT_JOB_QUEUE.maxDeliver))
     .option("--threads <n>", "engine CPU threads (default: all)")
     .option("--context-size <n>", "generator KV cells, shared by its parallel sequences", "32768")
-    .option("--sequences <n>", "parallel sequences of the generator", "4")
+    .option("--sequences <n>", "parallel sequences of the generator, shared by the running jobs (default 4 per job)")
     .option("--batch-size <n>", "tokens per llama_decode call", "512")
     .option("--gpu-layers <n>", "layers offloaded to a GPU backend, -1 = all", "0")
     .option("--stop-grace <seconds>", "how long a stop waits for the running job", "30");
@@ -72,7 +72,8 @@ export function registerWorkerCommand(program: Command): void {
     try {
       const engine = await model.createContext({
         contextSize: positiveInt("--context-size", o.contextSize),
-        sequences: positiveInt("--sequences", o.sequences),
+        sequences: o.sequences !== undefined ? positiveInt("--sequences", o.sequences) : Math.min(256, 4 * positiveInt("--jobs", o.jobs)),
+        jobs: positiveInt("--jobs", o.jobs),
         batchSize: positiveInt("--batch-size", o.batchSize),
         ...(o.threads !== undefined ? { threads: positiveInt("--threads", o.threads) } : {}),
       });

@@ -64,6 +64,8 @@ export interface NativeContextOptions {
   ubatchSize: number;
   sequences: number;
   threads: number;
+  /** Jobs expected to run together: a job's default share of sequences and (unified cache) cells. */
+  jobs: number;
   embeddings: boolean;
   /** llama_pooling_type: -1 model default, 0 none, 1 mean, 2 cls, 3 last, 4 rank. */
   pooling: number;
@@ -73,6 +75,30 @@ export interface NativeContextOptions {
   kvType: number;
   /** One cache shared by all sequences (true) or one stream of contextSize / sequences cells each (false). */
   kvUnified: boolean;
+}
+
+export interface NativeSchedulerStats {
+  /** llama_decode calls the context made, and the tokens (rows) they carried. */
+  decodeCalls: number;
+  rows: number;
+  /** Wall time inside those llama_decode calls. */
+  decodeMs: number;
+  /** Calls that carried tokens of more than one job. */
+  multiJobCalls: number;
+  jobsAdmitted: number;
+  /** Jobs that waited for room before they were admitted. */
+  jobsWaited: number;
+  /** Prompt positions jobs copied from other running jobs instead of decoding them (cross-job prefix reuse). */
+  prefixTokensShared: number;
+  activeJobs: number;
+  waitingJobs: number;
+  sequencesReserved: number;
+  /** Unified cache: KV cells the running jobs reserved (0 with per-sequence streams, where each sequence has its own). */
+  cellsReserved: number;
+  /** Sequences no job holds that still have KV cells: 0 unless cells leak (-1 unless checkCells was asked). */
+  strayCellSequences: number;
+  sequences: number;
+  cells: number;
 }
 
 export interface NativeContextInfo {
@@ -123,6 +149,8 @@ export interface NativeOcclusionCounters {
   promptTokens: number;
   tokensEvaluated: number;
   tokensReused: number;
+  /** Of tokensReused, full-prompt positions copied from another running job that held the same prompt head. */
+  prefixFromOtherJobs: number;
   draftProposed: number;
   draftAccepted: number;
   decodeSteps: number;
@@ -179,14 +207,22 @@ export interface NativeEmbedResult {
 export interface NativeContext {
   init(options: NativeContextOptions): Promise<void>;
   /** onProgress(kind, index, token): kind 0 = an A_full token, 1 = occluded sequence `index` finished. */
-  occlude(request: NativeOcclusionRequest, onProgress?: (kind: number, index: number, token: number) => void): Promise<NativeOcclusionResult>;
-  score(request: NativeScoreRequest): Promise<NativeScoreResult>;
-  embed(sequences: Int32Array[]): Promise<NativeEmbedResult>;
+  // jobId names the job for cancel(jobId); it must not be running already.
+  occlude(
+    request: NativeOcclusionRequest,
+    onProgress?: (kind: number, index: number, token: number) => void,
+    jobId?: number,
+  ): Promise<NativeOcclusionResult>;
+  score(request: NativeScoreRequest, jobId?: number): Promise<NativeScoreResult>;
+  embed(sequences: Int32Array[], jobId?: number): Promise<NativeEmbedResult>;
   /** KV cells a request needs with `parallel` sequences per wave. */
   cellsNeeded(request: NativeOcclusionRequest | NativeScoreRequest, parallel: number): number;
-  cancel(): void;
-  /** Sequences holding KV cells (0 between jobs). */
+  /** Cancels one job (its id) or, without one, every job. */
+  cancel(jobId?: number): void;
+  /** Sequences holding KV cells (0 when no job runs). */
   sequencesInUse(): number;
+  /** checkCells: also count strayCellSequences (waits for a decode in flight). */
+  schedulerStats(checkCells?: boolean): NativeSchedulerStats;
   info(): NativeContextInfo;
   dispose(): void;
 }

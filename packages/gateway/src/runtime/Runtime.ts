@@ -72,6 +72,9 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
         kind: "generate",
         contextSize: config.contextSize,
         sequences: config.sequences,
+        // Concurrent Asks decode together on this one context (continuous batching); each job's default width
+        // is its share of the sequences.
+        jobs: Math.min(config.maxConcurrentAsks, 256),
         batchSize: config.batchSize,
         ...(config.threads > 0 ? { threads: config.threads } : {}),
       });

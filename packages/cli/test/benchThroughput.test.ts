@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { runCli } from "./helpers/runCli.js";
+
+describe("attr-rag bench throughput", () => {
+  it("bench throughput - one JSON line per run: Asks/minute, decode calls per Ask, rows per call, latency, and the same answers at every concurrency", async () => {
+    const args = ["bench", "throughput", "--concurrency", "1,3", "--asks", "3", "--k", "2", "--max-tokens", "8", "--threads", "1", "--cells-per-sequence", "2048", "--json"];
+    const r = await runCli(args);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.settings).toEqual({ asks: 3, k: 2, max_tokens: 8, threads: 1, sequences_per_ask: 9, cells_per_sequence: 2048, strategy: "speculative" });
+    expect(report.runs.map((x: { concurrency: number }) => x.concurrency)).toEqual([1, 3]);
+    const [one, three] = report.runs;
+    for (const run of report.runs) {
+      expect(run.asks_per_minute).toBeCloseTo((3 / run.wall_ms) * 60_000, 6);
+      expect(run.decode_calls_per_ask).toBeCloseTo(run.decode_calls / 3, 9);
+      expect(run.mean_rows_per_call).toBeGreaterThan(1);
+      expect(run.latency.p95_ms).toBeGreaterThanOrEqual(run.latency.p50_ms);
+      expect(run.context.sequences).toBe(9 * run.concurrency);
+      expect(run.cpu_s).toBeLessThanOrEqual(run.cores_s * 1.05);
+    }
+    expect(one.same_as_concurrency_1).toBeNull();
+    expect(one.multi_job_calls).toBe(0);
+    // Three Asks in flight share decode steps: fewer calls per Ask, more rows per call, the same results.
+    expect(three.multi_job_calls).toBeGreaterThan(0);
+    expect(three.decode_calls_per_ask).toBeLessThan(one.decode_calls_per_ask);
+    expect(three.mean_rows_per_call).toBeGreaterThan(one.mean_rows_per_call);
+    expect(three.same_as_concurrency_1).toBe(true);
+    expect(report.highest.decode_calls_per_ask_ratio).toBeCloseTo(three.decode_calls_per_ask / one.decode_calls_per_ask, 9);
+    expect(report.run.command).toBe(`attr-rag ${args.join(" ")}`);
+
+    const bad = await runCli(["bench", "throughput", "--concurrency", "0,2"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--concurrency/);
+    const badStrategy = await runCli(["bench", "throughput", "--strategy", "fast"]);
+    expect(badStrategy.code).toBe(2);
+    expect(badStrategy.stderr).toMatch(/--strategy must be naive, prefix-shared or speculative/);
+  }, 600_000);
+});
