@@ -34,6 +34,7 @@ describe("README measurements", () => {
       else if (file.startsWith("batch-")) data.batches[1].wall_ms *= 1.1;
       else if (file.startsWith("eval-attribution-")) data.methods["kernel-shap"].precision_at["2"] += 0.01;
       else if (file.startsWith("attribution-bench-")) data.batched.wall_ms *= 1.1;
+      else if (file.startsWith("throughput-")) data.runs[1].asks_per_minute *= 1.1;
       else data.query.bm25.c1.p50_ms += 1;
       return data;
     };

@@ -35,19 +35,22 @@ export function addClusterBenchOptions(command: Command): Command {
     .option("--json", "print the report as one JSON line");
 }
 
+/** --model resolved (a path or a cache name), or the demo model without it; a bad name is exit 2. */
+export function benchModelPath(model: string | undefined): string {
+  try {
+    return model !== undefined ? resolveModel(model) : demoModelPath();
+  } catch (err) {
+    throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
+  }
+}
+
 /** The checked common flags: worker counts, engine settings and the model path. */
 export function clusterBenchSettings(o: ClusterBenchFlags) {
   const workerCounts = o.workers.split(",").map((w) => positiveInt("--workers", w.trim()));
   if (workerCounts.length === 0) throw new CliError("--workers needs at least one count, e.g. 1,2");
-  let modelPath: string;
-  try {
-    modelPath = o.model !== undefined ? resolveModel(o.model) : demoModelPath();
-  } catch (err) {
-    throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
-  }
   return {
     workerCounts,
-    modelPath,
+    modelPath: benchModelPath(o.model),
     k: positiveInt("--k", o.k),
     maxTokens: positiveInt("--max-tokens", o.maxTokens),
     threads: positiveInt("--threads", o.threads),

@@ -1,7 +1,6 @@
 import type { Command } from "commander";
-import { describeRun, resolveModel } from "@attr-rag/engine";
-import { demoModelPath } from "./demo.js";
-import { withBenchStore } from "../cluster/benchSetup.js";
+import { describeRun } from "@attr-rag/engine";
+import { benchModelPath, withBenchStore } from "../cluster/benchSetup.js";
 import { CliError } from "../cliError.js";
 import { positiveInt } from "../parseArgs.js";
 import { runThroughputBench } from "../throughput/throughputBench.js";
@@ -54,12 +53,7 @@ export function registerBenchThroughputCommand(bench: Command): void {
       const run = describeRun();
       const concurrency = o.concurrency.split(",").map((c) => positiveInt("--concurrency", c.trim()));
       if (concurrency.length === 0) throw new CliError("--concurrency needs at least one value, e.g. 1,8");
-      let modelPath: string;
-      try {
-        modelPath = o.model !== undefined ? resolveModel(o.model) : demoModelPath();
-      } catch (err) {
-        throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
-      }
+      const modelPath = benchModelPath(o.model);
       const settings = {
         concurrency,
         asks: positiveInt("--asks", o.asks),
