@@ -148,57 +148,42 @@ Napi::Value AddonContext::startJob(Napi::Env env, ContextJob* job) {
   return job->start();
 }
 
-void AddonContext::refuseIfNeverFits(Napi::Env env, const Reservation& r) {
+// A job's wave width (occluded sets, coalitions per wave): without maxParallel, its share of the context when
+// `jobs` jobs run together (sequences / jobs and, in a unified cache, cells / jobs); with one, what it asks for, up
+// to the whole context. The job waits until its reservation is free; one larger than the whole context is refused
+// here. units = 0: only sequence 0 (naive occlusion, generation).
+Reservation AddonContext::reserveWave(Napi::Env env, int units, int perUnit, int maxParallel, const std::function<long long(int)>& cellsFor) {
+  Reservation r{1, cellsFor(1)};
+  if (units > 0) {
+    const int nSeq = static_cast<int>(llama_n_seq_max(ctx_));
+    const long long ctxCells = kvUnified_ ? static_cast<long long>(llama_n_ctx(ctx_)) : static_cast<long long>(llama_n_ctx_seq(ctx_));
+    const bool asked = maxParallel > 0;
+    const int seqs = asked ? nSeq : std::max(2, nSeq / jobsHint_);
+    const long long room = asked || !kvUnified_ ? ctxCells : std::max<long long>(1, ctxCells / jobsHint_);
+    int g = std::min(units, std::max(1, (seqs - 1) / perUnit));
+    if (asked) g = std::min(g, maxParallel);
+    while (g > 1 && cellsFor(g) > room) g--;
+    r = {1 + g * perUnit, cellsFor(g)};
+  }
   try {
     scheduler_->check(r);
   } catch (const std::length_error& e) {
     throw Napi::Error::New(env, e.what());
   }
+  return r;
 }
 
-// A job's default width (maxParallel 0) is its share of the context when `jobs` jobs run together: sequences
-// and (unified cache) cells divided by jobs. An explicit maxParallel is taken as asked, up to the whole
-// context. The job waits until its reservation is free; one larger than the whole context is refused here.
 Reservation AddonContext::occlusionReservation(Napi::Env env, const OcclusionRequest& req) {
-  const int nSeq = static_cast<int>(llama_n_seq_max(ctx_));
-  const long long ctxCells = kvUnified_ ? static_cast<long long>(llama_n_ctx(ctx_)) : static_cast<long long>(llama_n_ctx_seq(ctx_));
-  const int shareSeqs = std::max(2, nSeq / jobsHint_);
-  const long long shareCells = kvUnified_ ? std::max<long long>(1, ctxCells / jobsHint_) : ctxCells;
-  Reservation r;
-  const int sets = static_cast<int>(req.occlude.size());
-  const bool forced = req.hasForced;
-  const int perSet = forced ? forcedSequencesPerSet(req) : 1;
-  auto cellsFor = [&](int g) { return forced ? forcedCellsNeeded(req, g) : occlusionCellsNeeded(req, g); };
-  if (sets == 0 || (!forced && req.strategy == Strategy::Naive)) {
-    r.sequences = 1;
-    r.cells = cellsFor(1);
-  } else {
-    const bool asked = req.maxParallel > 0;
-    int limit = std::min(sets, std::max(1, ((asked ? nSeq : shareSeqs) - 1) / perSet));
-    if (asked) limit = std::min(limit, req.maxParallel);
-    const long long room = asked ? ctxCells : shareCells;
-    int g = limit;
-    while (g > 1 && cellsFor(g) > room) g--;
-    r.sequences = 1 + g * perSet;
-    r.cells = cellsFor(g);
+  if (req.hasForced) {
+    return reserveWave(env, static_cast<int>(req.occlude.size()), forcedSequencesPerSet(req), req.maxParallel,
+                       [&](int g) { return forcedCellsNeeded(req, g); });
   }
-  refuseIfNeverFits(env, r);
-  return r;
+  const int sets = req.strategy == Strategy::Naive ? 0 : static_cast<int>(req.occlude.size());
+  return reserveWave(env, sets, 1, req.maxParallel, [&](int g) { return occlusionCellsNeeded(req, g); });
 }
 
 Reservation AddonContext::scoreReservation(Napi::Env env, const ScoreRequest& req) {
-  const int nSeq = static_cast<int>(llama_n_seq_max(ctx_));
-  const long long ctxCells = kvUnified_ ? static_cast<long long>(llama_n_ctx(ctx_)) : static_cast<long long>(llama_n_ctx_seq(ctx_));
-  const bool asked = req.maxParallel > 0;
-  const long long room = asked ? ctxCells : kvUnified_ ? std::max<long long>(1, ctxCells / jobsHint_) : ctxCells;
-  const int sets = static_cast<int>(req.coalitions.size());
-  int limit = std::min(sets, std::max(1, (asked ? nSeq : std::max(2, nSeq / jobsHint_)) - 1));
-  if (asked) limit = std::min(limit, req.maxParallel);
-  int g = std::max(1, limit);
-  while (g > 1 && scoreCellsNeeded(req, g) > room) g--;
-  Reservation r{sets == 0 ? 1 : 1 + g, scoreCellsNeeded(req, g)};
-  refuseIfNeverFits(env, r);
-  return r;
+  return reserveWave(env, static_cast<int>(req.coalitions.size()), 1, req.maxParallel, [&](int g) { return scoreCellsNeeded(req, g); });
 }
 
 void AddonContext::jobFinished(uint32_t id) {
@@ -283,23 +268,7 @@ Napi::Value AddonContext::SequencesInUse(const Napi::CallbackInfo& info) {
 Napi::Value AddonContext::SchedulerStatsJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (ctx_ == nullptr || !scheduler_) throw Napi::Error::New(env, "the context is not initialised or has been disposed");
-  const SchedulerStats s = scheduler_->stats(info.Length() > 0 && info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value());
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("decodeCalls", static_cast<double>(s.decodeCalls));
-  o.Set("rows", static_cast<double>(s.rows));
-  o.Set("decodeMs", s.decodeMs);
-  o.Set("multiJobCalls", static_cast<double>(s.multiJobCalls));
-  o.Set("jobsAdmitted", static_cast<double>(s.jobsAdmitted));
-  o.Set("jobsWaited", static_cast<double>(s.jobsWaited));
-  o.Set("prefixTokensShared", static_cast<double>(s.prefixTokensShared));
-  o.Set("activeJobs", s.activeJobs);
-  o.Set("waitingJobs", s.waitingJobs);
-  o.Set("sequencesReserved", s.sequencesReserved);
-  o.Set("cellsReserved", static_cast<double>(s.cellsReserved));
-  o.Set("strayCellSequences", s.strayCellSequences);
-  o.Set("sequences", s.sequences);
-  o.Set("cells", static_cast<double>(s.cells));
-  return o;
+  return schedulerStatsToJs(env, scheduler_->stats(info.Length() > 0 && info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value()));
 }
 
 Napi::Value AddonContext::Info(const Napi::CallbackInfo& info) {

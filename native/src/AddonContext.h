@@ -7,6 +7,7 @@
 #include <napi.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -49,7 +50,7 @@ class AddonContext : public Napi::ObjectWrap<AddonContext> {
   void checkApproximate(Napi::Env env, const OcclusionRequest& req);
   Reservation occlusionReservation(Napi::Env env, const OcclusionRequest& req);
   Reservation scoreReservation(Napi::Env env, const ScoreRequest& req);
-  void refuseIfNeverFits(Napi::Env env, const Reservation& r);
+  Reservation reserveWave(Napi::Env env, int units, int perUnit, int maxParallel, const std::function<long long(int)>& cellsFor);
   void free();
 
   AddonModel* model_ = nullptr;

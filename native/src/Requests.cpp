@@ -194,4 +194,23 @@ Napi::Object scoreResultToJs(Napi::Env env, const ScoreResult& r) {
   return o;
 }
 
+Napi::Object schedulerStatsToJs(Napi::Env env, const SchedulerStats& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("decodeCalls", static_cast<double>(s.decodeCalls));
+  o.Set("rows", static_cast<double>(s.rows));
+  o.Set("decodeMs", s.decodeMs);
+  o.Set("multiJobCalls", static_cast<double>(s.multiJobCalls));
+  o.Set("jobsAdmitted", static_cast<double>(s.jobsAdmitted));
+  o.Set("jobsWaited", static_cast<double>(s.jobsWaited));
+  o.Set("prefixTokensShared", static_cast<double>(s.prefixTokensShared));
+  o.Set("activeJobs", s.activeJobs);
+  o.Set("waitingJobs", s.waitingJobs);
+  o.Set("sequencesReserved", s.sequencesReserved);
+  o.Set("cellsReserved", static_cast<double>(s.cellsReserved));
+  o.Set("strayCellSequences", s.strayCellSequences);
+  o.Set("sequences", s.sequences);
+  o.Set("cells", static_cast<double>(s.cells));
+  return o;
+}
+
 }  // namespace attr_rag

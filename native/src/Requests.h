@@ -1,10 +1,11 @@
-// Reading job requests from JS objects (on the JS thread, before a worker copies them off it).
+// Reading job requests from JS objects (on the JS thread, before a job copies them off it), and results back.
 #pragma once
 
 #include <napi.h>
 
 #include <vector>
 
+#include "DecodeScheduler.h"
 #include "Occlusion.h"
 #include "Scoring.h"
 #include "llama.h"
@@ -20,5 +21,6 @@ ScoreRequest readScoreRequest(const Napi::Object& o, int32_t nVocab);
 
 Napi::Object occlusionResultToJs(Napi::Env env, const OcclusionResult& r);
 Napi::Object scoreResultToJs(Napi::Env env, const ScoreResult& r);
+Napi::Object schedulerStatsToJs(Napi::Env env, const SchedulerStats& s);
 
 }  // namespace attr_rag

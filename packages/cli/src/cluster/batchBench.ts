@@ -75,7 +75,8 @@ async function untilEnded(batches: RemoteBatches, batchId: string): Promise<Batc
   return batches.watch(batchId, () => {}, new AbortController().signal);
 }
 
-function percentile(sorted: readonly number[], p: number): number {
+/** The p-quantile (nearest rank) of ascending values. */
+export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
 

@@ -23,13 +23,17 @@ export interface ClusterBenchFlags {
 /** The model as reports name it: as given (a relative path or a cache name), not this machine's absolute path. */
 export const reportedModel = (o: ClusterBenchFlags) => o.model ?? "examples/models/stories260K.gguf";
 
-export function addClusterBenchOptions(command: Command): Command {
+/** --model, --store, --k and --max-tokens, as every Ask benchmark takes them. */
+export function addAskBenchOptions(command: Command): Command {
   return command
-    .option("--workers <list>", "worker counts, comma-separated", "1,2")
     .option("--model <path|name>", "generator GGUF (default: the demo model)")
     .option("--store <dir>", "chunk store (default: the demo corpus in a temporary store)")
     .option("--k <n>", "chunks retrieved per Ask", "8")
-    .option("--max-tokens <n>", "max new tokens per answer", "64")
+    .option("--max-tokens <n>", "max new tokens per answer", "64");
+}
+
+export function addClusterBenchOptions(command: Command): Command {
+  return addAskBenchOptions(command.option("--workers <list>", "worker counts, comma-separated", "1,2"))
     .option("--threads <n>", "engine threads per worker (and of the embedded gateway)", "1")
     .option("--context-size <n>", "generator KV cells per worker (4 sequences share them)", "16384")
     .option("--json", "print the report as one JSON line");

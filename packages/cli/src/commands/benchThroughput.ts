@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { describeRun } from "@attr-rag/engine";
-import { benchModelPath, withBenchStore } from "../cluster/benchSetup.js";
+import { addAskBenchOptions, benchModelPath, withBenchStore } from "../cluster/benchSetup.js";
 import { CliError } from "../cliError.js";
 import { positiveInt } from "../parseArgs.js";
 import { runThroughputBench } from "../throughput/throughputBench.js";
@@ -26,7 +26,7 @@ function strategyArg(s: string): "naive" | "prefix-shared" | "speculative" {
 
 /** `attr-rag bench throughput`: the same Asks through one embedded gateway at each concurrency. */
 export function registerBenchThroughputCommand(bench: Command): void {
-  bench
+  const command = bench
     .command("throughput")
     .summary("continuous batching: the same Asks through one embedded gateway at each concurrency")
     .description(
@@ -37,13 +37,10 @@ export function registerBenchThroughputCommand(bench: Command): void {
         "per call, p50/p95 latency, and whether every final answer, selection and α table equals the concurrency-1 run.",
         "Without --store the demo corpus is ingested into a temporary store. Progress on stderr.",
       ].join("\n"),
-    )
-    .option("--model <path|name>", "generator GGUF (default: the demo model)")
-    .option("--store <dir>", "chunk store (default: the demo corpus in a temporary store)")
+    );
+  addAskBenchOptions(command)
     .option("--concurrency <list>", "Asks in flight at once, comma-separated (include 1: it is the reference)", "1,2,4,8")
     .option("--asks <n>", "Asks per concurrency", "16")
-    .option("--k <n>", "chunks retrieved per Ask", "8")
-    .option("--max-tokens <n>", "max new tokens per answer", "64")
     .option("--threads <n>", "engine threads", "2")
     .option("--sequences-per-ask <n>", "sequences each Ask's jobs may use", "9")
     .option("--cells-per-sequence <n>", "KV cells per sequence", "4096")

@@ -7,6 +7,7 @@ import { availableParallelism } from "node:os";
 import { AskRequest, AttributionTable, SelectionExplanation, type AskEvent } from "@attr-rag/contracts";
 import { DEFAULT_CONFIG, Runtime, startGatewayServer } from "@attr-rag/gateway";
 import { remoteAsk } from "../ask/remoteAsk.js";
+import { percentile } from "../cluster/batchBench.js";
 import { BENCH_QUESTIONS } from "../cluster/clusterBench.js";
 
 export interface ThroughputBenchOptions {
@@ -80,11 +81,6 @@ async function ask(address: string, question: string): Promise<AskOutcome> {
   return { ms: performance.now() - started, signature: JSON.stringify([answer, selection, alpha]) };
 }
 
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
-}
-
 /** Runs the N Asks with at most `c` in flight; results in question order. */
 async function askAll(address: string, questions: readonly string[], c: number): Promise<AskOutcome[]> {
   const out: AskOutcome[] = new Array(questions.length);
@@ -136,6 +132,7 @@ export async function runThroughputBench(o: ThroughputBenchOptions): Promise<Thr
       const calls = after.decodeCalls - before.decodeCalls;
       const rows = after.rows - before.rows;
       const signatures = outcomes.map((x) => x.signature);
+      const latencies = outcomes.map((x) => x.ms).sort((a, b) => a - b);
       reference ??= c === 1 ? signatures : undefined;
       const differing = reference === undefined || c === 1 ? [] : signatures.flatMap((s, i) => (s === reference![i] ? [] : [i]));
       const run: ThroughputRun = {
@@ -150,7 +147,7 @@ export async function runThroughputBench(o: ThroughputBenchOptions): Promise<Thr
         us_per_row: rows > 0 ? ((after.decodeMs - before.decodeMs) * 1000) / rows : 0,
         decode_share: (after.decodeMs - before.decodeMs) / wall,
         multi_job_calls: after.multiJobCalls - before.multiJobCalls,
-        latency: { p50_ms: percentile(outcomes.map((x) => x.ms), 0.5), p95_ms: percentile(outcomes.map((x) => x.ms), 0.95) },
+        latency: { p50_ms: percentile(latencies, 0.5), p95_ms: percentile(latencies, 0.95) },
         same_as_concurrency_1: c === 1 || reference === undefined ? null : differing.length === 0,
         differing_asks: differing,
         context: { sequences, cells },
