@@ -24,6 +24,8 @@ import { attributeHandler } from "./attributeHandler.js";
 import { batchServiceImplementation } from "./batch/batchServiceImplementation.js";
 import type { ServerContext } from "./serverContext.js";
 import { withBearer } from "./withBearer.js";
+import { ServiceTable } from "../http/serviceTable.js";
+import { startHttpFace, type HttpFace } from "../http/startHttpFace.js";
 
 export interface StartGatewayServerOptions {
   /** Opened resources; the server owns them once started: close() disposes them (unless `disposeRuntime: false`). */
@@ -36,6 +38,12 @@ export interface StartGatewayServerOptions {
   readonly disposeRuntime?: boolean;
   /** How long close() lets running calls finish before cancelling them. Default 5000 ms. */
   readonly shutdownGraceMs?: number;
+  /** Serve the HTTP/JSON face (Connect protocol) and the web console on this port too (0: a free one). Default: none. */
+  readonly httpPort?: number;
+  /** The web console's built files (packages/web/dist), served at "/" of the HTTP port. */
+  readonly consoleDir?: string;
+  /** Origins allowed to call the HTTP port cross-origin ("*": any). Default: none (closed). */
+  readonly corsOrigins?: readonly string[];
 }
 
 export interface GatewayServerHandle extends AsyncDisposable {
@@ -43,6 +51,8 @@ export interface GatewayServerHandle extends AsyncDisposable {
   readonly address: string;
   readonly port: number;
   readonly tls: boolean;
+  /** The HTTP face's "host:port" and port, when httpPort was given. */
+  readonly http: { readonly address: string; readonly port: number } | undefined;
   readonly admission: Admission;
   readonly health: HealthImplementation;
   /** Where this gateway's batches live, and the runner that runs their items (undefined with batchConcurrency 0). */
@@ -56,31 +66,36 @@ const stderrLog: ServiceLog = (line) => process.stderr.write(`${line}\n`);
 
 /**
  * The gateway: AttrRagService (Ask, Attribute), BatchService, IndexService over the same store (embedded),
- * grpc.health.v1 and server reflection, on one port, with TLS and a bearer token when the runtime's config
+ * grpc.health.v1 and server reflection, on one port (and, with httpPort, the same services over HTTP/JSON plus
+ * the web console on a second), with TLS and a bearer token when the runtime's config
  * asks for them. Health and reflection need no token (load balancers and grpcurl probe them). It runs batch
  * items too: a runner takes them from the batch store (SQLite embedded, JetStream distributed).
  */
 export async function startGatewayServer(options: StartGatewayServerOptions): Promise<GatewayServerHandle> {
-  const { runtime, host = "127.0.0.1", port = 0, log = stderrLog, disposeRuntime = true, shutdownGraceMs = 5_000 } = options;
+  const { runtime, host = "127.0.0.1", port = 0, log = stderrLog, disposeRuntime = true, shutdownGraceMs = 5_000, httpPort } = options;
   const config = runtime.config;
-  const credentials =
+  const tls =
     config.tlsCert !== undefined && config.tlsKey !== undefined
-      ? ServerCredentials.createSsl(null, [{ cert_chain: readPem(config.tlsCert, "tlsCert"), private_key: readPem(config.tlsKey, "tlsKey") }], false)
-      : ServerCredentials.createInsecure();
+      ? { cert: readPem(config.tlsCert, "tlsCert"), key: readPem(config.tlsKey, "tlsKey") }
+      : undefined;
+  const credentials = tls !== undefined ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false) : ServerCredentials.createInsecure();
   // A CreateBatch carries all its items in one message.
   const server = new Server({ "grpc.max_receive_message_length": Math.max(config.maxMessageBytes, DEFAULT_INDEX_SERVICE_LIMITS.maxDocumentBytes + 1024 * 1024) });
   const admission = new Admission(config.maxConcurrentAsks, config.maxQueuedAsks);
   const ctx: ServerContext = { runtime, admission, log };
-  server.addService(AttrRagServiceService, { ask: askHandler(ctx), attribute: attributeHandler(ctx) });
+  // One implementation of each service, served on the gRPC port and (bridged) on the HTTP port.
+  const table = new ServiceTable();
+  table.addService(AttrRagServiceService, { ask: askHandler(ctx), attribute: attributeHandler(ctx) });
   const batches = await openBatchStore(runtime, log);
-  server.addService(BatchServiceService, withBearer(batchServiceImplementation({ store: batches, maxBatchItems: config.maxBatchItems, log }), config.authToken));
+  table.addService(BatchServiceService, withBearer(batchServiceImplementation({ store: batches, maxBatchItems: config.maxBatchItems, log }), config.authToken));
   // Embedded, the store is here and IndexService serves it too; distributed, the index service holds it.
   const services = runtime.local !== undefined ? [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, INDEX_SERVICE_NAME] : [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME];
   if (runtime.local !== undefined) {
-    server.addService(IndexServiceService, withBearer(createIndexServiceImplementation(runtime.local.store, runtime.local.embedder, {}, log), config.authToken));
+    table.addService(IndexServiceService, withBearer(createIndexServiceImplementation(runtime.local.store, runtime.local.embedder, {}, log), config.authToken));
   }
   const health = new HealthImplementation(Object.fromEntries(["", ...services].map((name) => [name, "SERVING" as const])));
-  health.addToServer(server);
+  health.addToServer(table as unknown as Server);
+  for (const { definition, implementation } of table.services) server.addService(definition, implementation);
   addServerReflection(server, [...services, HEALTH_SERVICE_NAME]);
 
   let bound;
@@ -89,6 +104,16 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   } catch (err) {
     await batches.close();
     throw err;
+  }
+  let http: HttpFace | undefined;
+  if (httpPort !== undefined) {
+    try {
+      http = await startHttpFace({ table, host, port: httpPort, tls, maxBodyBytes: config.maxMessageBytes, corsOrigins: options.corsOrigins, consoleDir: options.consoleDir, log });
+    } catch (err) {
+      await shutdown(server, 0);
+      await batches.close();
+      throw err;
+    }
   }
   // Distributed with no batchConcurrency set, the runner follows the workers' slots (WorkerBasedConcurrency).
   const auto = config.batchConcurrency === undefined && runtime.nats !== undefined ? new WorkerBasedConcurrency(runtime.nats.connection, config.model) : undefined;
@@ -105,13 +130,14 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
       // Running batch items go back to the queue unfinished; the next runner (here after a restart, or another gateway) runs them.
       auto?.close();
       await batchRunner?.stop();
-      await shutdown(server, shutdownGraceMs);
+      await Promise.all([shutdown(server, shutdownGraceMs), http?.close(shutdownGraceMs)]);
       await batches.close();
       if (disposeRuntime) await runtime.dispose();
     })();
     return closing;
   };
-  return { address: bound.address, port: bound.port, tls: config.tlsCert !== undefined, admission, health, batches, batchRunner, close, [Symbol.asyncDispose]: close };
+  const httpAddress = http !== undefined ? { address: http.address, port: http.port } : undefined;
+  return { address: bound.address, port: bound.port, tls: tls !== undefined, http: httpAddress, admission, health, batches, batchRunner, close, [Symbol.asyncDispose]: close };
 }
 
 function readPem(path: string, what: string): Buffer {
