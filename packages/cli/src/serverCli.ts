@@ -1,9 +1,9 @@
 // What the server commands (index serve, serve) share: port parsing and a clean stop on SIGINT/SIGTERM.
 import { CliError } from "./cliError.js";
 
-export function parsePort(value: string): number {
+export function parsePort(value: string, flag = "--port"): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n > 65_535) throw new CliError(`--port must be an integer from 0 to 65535 (0 picks a free port), got "${value}"`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n > 65_535) throw new CliError(`${flag} must be an integer from 0 to 65535 (0 picks a free port), got "${value}"`);
   return n;
 }
 

@@ -233,3 +233,6 @@ export type { DeepPartial, MessageFns } from "./gen/attr_rag/v1/pipeline.js";
 export { addServerReflection, reflectionIndex } from "./reflection/serverReflection.js";
 export { apiFileDescriptorSet, HEALTH_SERVICE_NAME, healthFileDescriptorSet, splitFileDescriptorSet } from "./reflection/apiDescriptors.js";
 export type { DescriptorIndex } from "./reflection/descriptorIndex.js";
+
+// Pure helpers over the generated enums (also bundled into the web console).
+export { isApproximateProto } from "./strategies.js";

@@ -79,10 +79,7 @@ export function strategyToProto(s: JobStrategy): EngineStrategy {
   return TO_PROTO[s];
 }
 
-/** KV_REUSE, KV_MASK and SCREEN: results that may differ from exact occlusion (reports must say so). */
-export function isApproximateProto(s: EngineStrategy | undefined): boolean {
-  return s === EngineStrategy.ENGINE_STRATEGY_KV_REUSE || s === EngineStrategy.ENGINE_STRATEGY_KV_MASK || s === EngineStrategy.ENGINE_STRATEGY_SCREEN;
-}
+export { isApproximateProto } from "@attr-rag/contracts";
 
 /** The strategy's CLI name (`kv-reuse`, …); undefined for UNSPECIFIED or an unknown value. */
 export function strategyNameOf(s: EngineStrategy): JobStrategy | undefined {

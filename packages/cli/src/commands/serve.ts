@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { CONFIG_KEYS, Runtime, startGatewayServer, type GatewayServerHandle } from "@attr-rag/gateway";
+import { CONSOLE_DIR } from "@attr-rag/web";
 import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { parsePort, untilSignal } from "../serverCli.js";
@@ -17,14 +18,19 @@ export function registerServeCommand(program: Command): void {
         "grpc.health.v1.Health and server reflection on one port. With --nats (distributed mode) there is no store",
         "or model here: retrieval, the engine and selection go over NATS to `attr-rag index serve --nats`,",
         "`attr-rag worker` and `attr-rag selector`. Prints `listening on HOST:PORT` once it accepts",
-        "calls; on SIGINT/SIGTERM it reports NOT_SERVING, lets running calls finish (up to 5 s) and closes everything.",
+        "calls. With --http-port the same services also answer HTTP/JSON (the Connect protocol: POST",
+        "/attr_rag.v1.AttrRagService/Attribute with a JSON body works from curl) and the web console is at",
+        "http://HOST:HTTP_PORT/. On SIGINT/SIGTERM it reports NOT_SERVING, lets running calls finish (up to 5 s) and closes everything.",
         "Every setting can also come from --config FILE or ATTR_RAG_* environment variables (see the README).",
       ].join("\n"),
     )
     .option("--host <host>", "address to bind", "127.0.0.1")
-    .option("--port <n>", "port to bind, 0 for a free one", "50051");
-  addConfigOptions(command, ALL_KEYS).action(async (o: Record<string, unknown> & { host: string; port: string }) => {
+    .option("--port <n>", "port to bind, 0 for a free one", "50051")
+    .option("--http-port <n>", "also serve HTTP/JSON and the web console on this port (0: a free one); off unless given")
+    .option("--cors-origin <origin...>", 'origins allowed to call the HTTP port from a browser page elsewhere ("*": any); default none');
+  addConfigOptions(command, ALL_KEYS).action(async (o: Record<string, unknown> & { host: string; port: string; httpPort?: string; corsOrigin?: string[] }) => {
     const port = parsePort(o.port);
+    const httpPort = o.httpPort === undefined ? undefined : parsePort(o.httpPort, "--http-port");
     if (o.host.trim() === "") throw new CliError("--host is empty");
     const config = configFromOptions(o, ALL_KEYS);
     const runtime = await Runtime.open(config, (line) => process.stderr.write(`attr-rag: ${line}\n`)).catch((err: unknown) => {
@@ -32,7 +38,7 @@ export function registerServeCommand(program: Command): void {
     });
     let server: GatewayServerHandle | undefined;
     try {
-      server = await startGatewayServer({ runtime, host: o.host, port }).catch((err: unknown) => {
+      server = await startGatewayServer({ runtime, host: o.host, port, httpPort, consoleDir: CONSOLE_DIR, corsOrigins: o.corsOrigin }).catch((err: unknown) => {
         throw new CliError((err as Error).message, 1, { cause: err });
       });
       const stopped = untilSignal();
@@ -42,6 +48,7 @@ export function registerServeCommand(program: Command): void {
           `at most ${config.maxConcurrentAsks} asks at once, ${config.maxQueuedAsks} queued\n`,
       );
       process.stdout.write(`listening on ${server.address}\n`);
+      if (server.http !== undefined) process.stdout.write(`http on ${server.http.address} (web console: http${server.tls ? "s" : ""}://${server.http.address}/)\n`);
       const signal = await stopped;
       process.stderr.write(`attr-rag: ${signal}: stopping the gateway\n`);
       await server.close();

@@ -10,5 +10,5 @@ export function renderChunk(id: string, member: ChunkSetMember | undefined, chun
   if (member?.retrievalRank !== undefined) meta.push(`retrieval rank ${member.retrievalRank}`);
   meta.push(...extraMeta.map(escapeHtml));
   const text = chunk ? `<div class="chunk-text">${escapeHtml(chunk.text)}</div>` : notAvailable("chunk text");
-  return `<div class="chunk">\n<div class="chunk-meta">${meta.join(" · ")}</div>\n${text}\n</div>`;
+  return `<div class="chunk" data-chunk="${escapeHtml(id)}">\n<div class="chunk-meta">${meta.join(" · ")}</div>\n${text}\n</div>`;
 }

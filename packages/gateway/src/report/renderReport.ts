@@ -5,7 +5,7 @@ import { renderChunkSetsSection } from "./chunkSetsSection.js";
 import { escapeHtml } from "./escapeHtml.js";
 import { renderGapFillSection } from "./gapFillSection.js";
 import { renderHeader } from "./header.js";
-import { collectReportData } from "./reportData.js";
+import { collectReportData, type ReportData } from "./reportData.js";
 import { renderRetrievedSection } from "./retrievedSection.js";
 import { renderRunStatsSection } from "./runStatsSection.js";
 import { renderSelectionSection } from "./selectionSection.js";
@@ -18,6 +18,24 @@ export interface ReportInput {
   events: readonly AskEvent[];
   /** Shown in the footer; default now. */
   generatedAt?: Date;
+}
+
+/**
+ * The report's body sections (answer, attribution, selection, sets, retrieval, gap fill, run statistics):
+ * what the HTML report and the web console's result page both show, from the one renderer.
+ */
+export function renderReportSections(data: ReportData): string {
+  return [
+    renderAnswerSection(data),
+    renderAttributionSection(data),
+    renderSelectionSection(data),
+    renderChunkSetsSection(data),
+    renderRetrievedSection(data),
+    renderGapFillSection(data),
+    renderRunStatsSection(data),
+  ]
+    .filter((part) => part !== "")
+    .join("\n");
 }
 
 // Even though every value is escaped, the policy forbids scripts and any network fetch as a second line of
@@ -40,13 +58,7 @@ export function renderReport(input: ReportInput): string {
   const body = [
     renderHeader(input.question, data),
     "<main>",
-    renderAnswerSection(data),
-    renderAttributionSection(data),
-    renderSelectionSection(data),
-    renderChunkSetsSection(data),
-    renderRetrievedSection(data),
-    renderGapFillSection(data),
-    renderRunStatsSection(data),
+    renderReportSections(data),
     "</main>",
     `<footer>Attr-RAG report · request ${escapeHtml(data.requestId ?? "not available")} · generated ${escapeHtml(generatedAt)} · ${input.events.length} events</footer>`,
   ].filter((part) => part !== "");

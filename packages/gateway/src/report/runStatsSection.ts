@@ -1,5 +1,4 @@
-import { EngineStrategy, type EngineCounters, type StageTimings } from "@attr-rag/contracts";
-import { isApproximateProto } from "@attr-rag/worker";
+import { EngineStrategy, isApproximateProto, type EngineCounters, type StageTimings } from "@attr-rag/contracts";
 import { escapeHtml } from "./escapeHtml.js";
 import { formatCount, formatMs } from "./formatNumber.js";
 import { notAvailable, section, table } from "./html.js";

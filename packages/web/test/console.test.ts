@@ -1,0 +1,201 @@
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AskRequest, AttributionMethod, AttrRagServiceClient, BatchServiceClient, EngineStrategy, type AskEvent } from "@attr-rag/contracts";
+import { credentials, Metadata } from "@grpc/grpc-js";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT, startConsoleGateway, type GatewayFixture } from "./gatewayFixture.js";
+
+const TOKEN = "console-test-token";
+const QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
+/** Retrieves the fixture's story, which stories260K's answer resembles (see gatewayFixture). */
+const STORY_QUESTION = "Lily and Tom played in the park.";
+const PIPELINE = ["retrieved", "aligned", "reranked", "initialAnswerDelta", "occlusionProgress", "attribution", "selection", "gapFill", "finalAnswerDelta", "finalAnswer", "done"];
+/** Debian's chromium (apt-get install -y chromium): never a downloaded browser. */
+const CHROMIUM = process.env.ATTR_RAG_CHROMIUM ?? "/usr/bin/chromium";
+/** ATTR_RAG_SCREENSHOTS=1 writes the screenshots the README links (docs/console/); otherwise a temporary folder. */
+const SHOTS = process.env.ATTR_RAG_SCREENSHOTS === "1" ? join(REPO_ROOT, "docs/console") : mkdtempSync(join(tmpdir(), "attr-rag-shots-"));
+
+function grpcAsk(address: string, request: AskRequest): Promise<AskEvent[]> {
+  const client = new AttrRagServiceClient(address, credentials.createInsecure());
+  const metadata = new Metadata();
+  metadata.set("authorization", `Bearer ${TOKEN}`);
+  const events: AskEvent[] = [];
+  return new Promise<AskEvent[]>((resolve, reject) => {
+    const call = client.ask(request, metadata);
+    call.on("data", (r: { event?: AskEvent }) => events.push(r.event!));
+    call.on("error", reject);
+    call.on("end", () => resolve(events));
+  }).finally(() => client.close());
+}
+
+async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const stagesOnPage = (page: Page) => page.$$eval("ol.stages li", (rows) => rows.map((r) => r.getAttribute("data-stage") ?? ""));
+
+describe("web console in a real browser (Debian chromium)", () => {
+  let gateway: GatewayFixture;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    gateway = await startConsoleGateway(TOKEN);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.close();
+  });
+
+  const setToken = async (token: string) => {
+    await page.fill("#token", token);
+    await page.dispatchEvent("#token", "change");
+  };
+
+  it("console - a wrong token gets a clear message, not a broken page", async () => {
+    await page.goto(`${gateway.url}/#/ask`);
+    await setToken("not-the-token");
+    await page.fill("#max-tokens", "4");
+    await page.click("#ask");
+    const notice = page.locator("#notice");
+    await notice.waitFor({ state: "visible" });
+    expect(await notice.textContent()).toMatch(/refused.*invalid bearer token.*Token field/s);
+    expect(await page.locator("#ask-status").textContent()).toContain("invalid bearer token");
+    await page.screenshot({ path: join(SHOTS, "wrong-token.png") });
+  });
+
+  it("console - ask from the page: stages stream in pipeline order; the α table has one row per set with the gRPC decisions", async () => {
+    await setToken(TOKEN);
+    await page.goto(`${gateway.url}/#/ask`);
+    await page.fill("#question", QUESTION);
+    await page.fill("#k", "4");
+    await page.fill("#max-tokens", "12");
+    const snapshots: string[][] = [];
+    await page.click("#ask");
+    // Watch the list while the Ask runs: rows must appear one stage after another, never reordered.
+    while (await page.locator("#ask").isDisabled()) {
+      snapshots.push(await stagesOnPage(page));
+      await page.waitForTimeout(40);
+    }
+    const final = await stagesOnPage(page);
+    expect(await page.locator("#ask-status").textContent()).toBe("Finished.");
+    expect(final).toEqual(PIPELINE.filter((s) => final.includes(s)));
+    expect(final).toEqual(expect.arrayContaining(["retrieved", "occlusionProgress", "attribution", "selection", "finalAnswer", "done"]));
+    for (const s of snapshots) expect(final.slice(0, s.length)).toEqual(s);
+    expect(snapshots.some((s) => s.length > 0 && s.length < final.length)).toBe(true);
+    await page.screenshot({ path: join(SHOTS, "ask.png"), fullPage: true });
+
+    const grpc = await grpcAsk(
+      gateway.server.address,
+      AskRequest.fromPartial({
+        question: QUESTION,
+        retrieval: { k: 4 },
+        generation: { maxTokens: 12, strategy: EngineStrategy.ENGINE_STRATEGY_SPECULATIVE },
+        attribution: { method: AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION },
+      }),
+    );
+    const attribution = grpc.find((e) => e.stage?.$case === "attribution")!.stage!.value as { rows: { setId: string }[] };
+    const selection = grpc.find((e) => e.stage?.$case === "selection")!.stage!.value as { selectedSetIds: string[] };
+
+    await page.click('nav a[data-page="result"]');
+    const rows = page.locator("#attribution table tbody tr");
+    await rows.first().waitFor();
+    const table = await rows.evaluateAll((trs) => trs.map((tr) => ({ setId: tr.querySelector("code")?.textContent ?? "", decision: tr.querySelector(".badge")?.textContent ?? "" })));
+    expect(table.map((r) => r.setId)).toEqual(attribution.rows.map((r) => r.setId));
+    expect(table.map((r) => r.decision)).toEqual(attribution.rows.map((r) => (selection.selectedSetIds.includes(r.setId) ? "kept" : "dropped")));
+    await page.screenshot({ path: join(SHOTS, "result.png"), fullPage: true });
+  });
+
+  it("console - hovering a citation highlights its chunk", async () => {
+    await page.goto(`${gateway.url}/#/ask`);
+    await page.fill("#question", STORY_QUESTION);
+    await page.fill("#k", "4");
+    await page.fill("#max-tokens", "64");
+    await page.click("#ask");
+    await page.locator("#open-result").waitFor({ state: "visible", timeout: 60_000 });
+    await page.click("#open-result");
+    const marks = page.locator("#result mark.cite");
+    const count = await marks.count();
+    expect(count).toBeGreaterThan(0);
+    const mark = marks.first();
+    const ids = ((await mark.getAttribute("data-chunks")) ?? "").split(" ");
+    expect(await page.locator(".chunk.highlight").count()).toBe(0);
+    await mark.hover();
+    const highlighted = await page.locator(".chunk.highlight").evaluateAll((els) => els.map((e) => e.getAttribute("data-chunk")));
+    expect(highlighted.length).toBeGreaterThan(0);
+    for (const id of highlighted) expect(ids).toContain(id);
+    await page.screenshot({ path: join(SHOTS, "citation-hover.png") });
+    await page.mouse.move(0, 0);
+    expect(await page.locator(".chunk.highlight").count()).toBe(0);
+    // The same from the keyboard: a citation is focusable and focus highlights too.
+    await mark.focus();
+    expect(await page.locator(".chunk.highlight").count()).toBeGreaterThan(0);
+  });
+
+  it("console - Cancel mid-occlusion ends the stream and frees the engine (0 KV sequences in use)", async () => {
+    await page.goto(`${gateway.url}/#/ask`);
+    await page.fill("#k", "6");
+    await page.fill("#max-tokens", "64");
+    await page.click("#ask");
+    await page.locator('ol.stages li[data-stage="occlusionProgress"]').waitFor({ timeout: 60_000 });
+    expect(gateway.runtime.generator.sequencesInUse()).toBeGreaterThan(0);
+    await page.click("#cancel");
+    await page.waitForFunction(() => document.querySelector("#ask-status")?.textContent === "Cancelled.");
+    expect(await stagesOnPage(page)).not.toContain("attribution");
+    await until(() => gateway.runtime.generator.sequencesInUse() === 0 && gateway.server.admission.running === 0);
+    expect(gateway.runtime.generator.sequencesInUse()).toBe(0);
+  });
+
+  it("console - the Index page searches the store and opens a document; the Batches page lists batches with progress", async () => {
+    await page.goto(`${gateway.url}/#/index`);
+    await page.waitForFunction(() => /33 documents/.test(document.querySelector("#page p")?.textContent ?? ""));
+    await page.fill("#search-query", "acetic anhydride");
+    await page.press("#search-query", "Enter");
+    await page.locator("ol.hits li").first().waitFor();
+    expect(await page.locator("ol.hits li").count()).toBe(8);
+    await page.locator("ol.hits li button").first().click();
+    await page.locator('section[aria-label="Document"] .chunk').first().waitFor();
+    await page.screenshot({ path: join(SHOTS, "index.png"), fullPage: true });
+
+    const batches = new BatchServiceClient(gateway.server.address, credentials.createInsecure());
+    const metadata = new Metadata();
+    metadata.set("authorization", `Bearer ${TOKEN}`);
+    await new Promise((resolve, reject) =>
+      batches.createBatch(
+        { batchId: "console-batch", label: "two questions", items: [0, 1].map((i) => ({ itemId: `q${i}`, request: AskRequest.fromPartial({ question: `${QUESTION} (${i})`, generation: { maxTokens: 4 }, retrieval: { k: 2 } }) })) },
+        metadata,
+        (err, res) => (err ? reject(err) : resolve(res)),
+      ),
+    );
+    batches.close();
+    await page.goto(`${gateway.url}/#/batches`);
+    const row = page.locator("table.list tbody tr").first();
+    await row.waitFor();
+    expect(await row.textContent()).toContain("console-batch");
+    expect(await row.locator("progress").getAttribute("max")).toBe("2");
+    // The page follows a running batch: it refreshes until both items have finished.
+    await page.waitForFunction(() => /completed/.test(document.querySelector("table.list tbody tr")?.textContent ?? ""), undefined, { timeout: 90_000 });
+    expect(await row.locator("progress").getAttribute("value")).toBe("2");
+    await page.screenshot({ path: join(SHOTS, "batches.png"), fullPage: true });
+  });
+
+  it("console - readable on a narrow window", async () => {
+    const narrow = await browser.newPage({ viewport: { width: 420, height: 860 } });
+    await narrow.goto(`${gateway.url}/#/ask`);
+    await narrow.locator("#question").waitFor();
+    // Nothing wider than the window: no sideways scrolling on a phone-sized screen.
+    expect(await narrow.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await narrow.screenshot({ path: join(SHOTS, "ask-narrow.png"), fullPage: true });
+    await narrow.close();
+  });
+});
