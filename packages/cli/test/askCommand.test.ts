@@ -55,6 +55,27 @@ describe("attr-rag ask and serve", () => {
     b.attribution.rows.forEach((row, i) => row.scores.forEach((s, k) => expect(s.alpha).toBeCloseTo(a.attribution.rows[i]!.scores[k]!.alpha, 9)));
   });
 
+  it("cli serve - --http-port serves HTTP/JSON and the web console beside the gRPC port", async () => {
+    const server = await startServer(["serve", "--store", store, ...ENGINE, "--port", "0", "--http-port", "0"]);
+    try {
+      expect(server.http).toMatch(/^127\.0\.0\.1:\d+$/);
+      const page = await fetch(`http://${server.http}/`);
+      expect(page.headers.get("content-type")).toContain("text/html");
+      expect(await page.text()).toContain('<script type="module" src="app.js">');
+      expect((await fetch(`http://${server.http}/app.js`)).status).toBe(200);
+      const search = await fetch(`http://${server.http}/attr_rag.v1.IndexService/Search`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "acetic anhydride", options: { k: 2 } }),
+      });
+      expect(((await search.json()) as { chunks: unknown[] }).chunks).toHaveLength(2);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    const bad = await runCli(["serve", "--store", store, ...ENGINE, "--http-port", "http"]);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--http-port must be an integer from 0 to 65535/)]);
+  });
+
   it("cli ask - a baseline run answers from the top-k chunks and --report writes a self-contained HTML report", async () => {
     const report = join(dir, "report.html");
     const run = await runCli(["ask", QUESTION, "--baseline", "topk:3", "--report", report, "--store", store, ...ENGINE, ...REQUEST]);

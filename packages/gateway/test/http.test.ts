@@ -130,6 +130,22 @@ describe("gateway HTTP/JSON face (Connect protocol)", () => {
     expect(json(health.body)).toEqual({ status: "SERVING" });
   });
 
+  it("http - batches over HTTP/JSON: CreateBatch, then WatchBatch streams until the batch completes", async () => {
+    const create = await curl(`${base}/attr_rag.v1.BatchService/CreateBatch`, {
+      body: JSON.stringify({ batchId: "http-batch", label: "over http", items: [{ itemId: "one", request: { question: QUESTION, retrieval: { k: 2 }, generation: { maxTokens: 4 } } }] }),
+      headers: JSON_HEADERS,
+    });
+    expect(create.status, create.body.toString()).toBe(200);
+    expect(json(create.body).batch).toMatchObject({ batchId: "http-batch", totalItems: 1 });
+    const watch = await curl(`${base}/attr_rag.v1.BatchService/WatchBatch`, { body: envelope({ batchId: "http-batch" }), headers: STREAM_HEADERS });
+    const { messages, end } = unenvelope(watch.body);
+    expect(end).toEqual({});
+    expect(messages.length).toBeGreaterThan(0);
+    expect((messages.at(-1)!.batch as { state: string }).state).toBe("BATCH_STATE_COMPLETED");
+    const again = await curl(`${base}/attr_rag.v1.BatchService/CreateBatch`, { body: JSON.stringify({ batchId: "http-batch", items: [{ itemId: "other", request: { question: "q" } }] }), headers: JSON_HEADERS });
+    expect([again.status, json(again.body).code]).toEqual([409, "already_exists"]);
+  });
+
   it("http - Connect-Timeout-Ms ends an Ask with deadline_exceeded and frees the engine", async () => {
     const reply = await curl(`${base}/attr_rag.v1.AttrRagService/Ask`, {
       body: envelope({ ...askJson, generation: { maxTokens: 64 } }),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
 import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
 import { askStream, attrRagClient } from "./helpers/grpcClients.js";
+import { curl } from "./helpers/curl.js";
 import { healthCheck } from "./helpers/probes.js";
 
 const TOKEN = "s3cret-token-for-tests";
@@ -32,7 +33,7 @@ describe("gateway security", () => {
     certDir = mkdtempSync(join(tmpdir(), "attr-rag-tls-"));
     tls = makeCertificate(certDir);
     const runtime = await Runtime.open(testConfig(store.dir, { authToken: TOKEN, tlsCert: tls.cert, tlsKey: tls.key }));
-    server = await startGatewayServer({ runtime });
+    server = await startGatewayServer({ runtime, httpPort: 0, log: () => {} });
   });
 
   afterAll(async () => {
@@ -55,6 +56,20 @@ describe("gateway security", () => {
     expect(right.error).toBeUndefined();
     expect(right.events.at(-1)?.stage?.$case).toBe("done");
     client.close();
+  });
+
+  it("gateway - the HTTP port speaks TLS with the same certificate and wants the same token", async () => {
+    const url = `https://${server.http!.address}/attr_rag.v1.IndexService/GetStats`;
+    const headers = { "content-type": "application/json" };
+    const tlsArgs = ["--cacert", tls.cert];
+    const withToken = await curl(url, { body: "{}", headers: { ...headers, authorization: `Bearer ${TOKEN}` }, args: tlsArgs });
+    expect(JSON.parse(withToken.body.toString()).documents).toBe(32);
+    const without = await curl(url, { body: "{}", headers, args: tlsArgs });
+    expect([without.status, JSON.parse(without.body.toString()).code]).toEqual([401, "unauthenticated"]);
+    const health = await curl(`https://${server.http!.address}/grpc.health.v1.Health/Check`, { body: "{}", headers, args: tlsArgs });
+    expect(JSON.parse(health.body.toString())).toEqual({ status: "SERVING" });
+    // Plaintext is not served on a TLS port.
+    await expect(curl(url.replace("https:", "http:"), { body: "{}", headers, maxTimeS: 5 }).then((r) => r.status)).resolves.not.toBe(200);
   });
 
   it("gateway - IndexService needs the token too; health answers without it", async () => {

@@ -28,7 +28,8 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
 }
 
 /** Starts a long-running command that prints `listening on HOST:PORT`; resolves with the address. */
-export function startServer(args: readonly string[]): Promise<{ child: ChildProcess; address: string; stop(): Promise<number | null> }> {
+/** A `serve`-like command until it prints `listening on ADDR` (and `http on ADDR` when given --http-port). */
+export function startServer(args: readonly string[]): Promise<{ child: ChildProcess; address: string; http?: string; stop(): Promise<number | null> }> {
   const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
@@ -38,10 +39,12 @@ export function startServer(args: readonly string[]): Promise<{ child: ChildProc
     child.stdout!.on("data", (d) => {
       out += d;
       const m = /listening on (\S+)/.exec(out);
-      if (m) {
+      const http = /http on (\S+)/.exec(out);
+      if (m && (http || !args.includes("--http-port"))) {
         resolve({
           child,
           address: m[1]!,
+          http: http?.[1],
           stop: () => {
             child.kill("SIGTERM");
             return exited;

@@ -13,11 +13,12 @@ export interface CurlReply {
  * One HTTP request with the system's curl (a client that shares none of our code): `body` is sent as is,
  * the reply's status, content type and raw body come back.
  */
-export function curl(url: string, options: { method?: string; body?: Buffer | string; headers?: Record<string, string>; maxTimeS?: number } = {}): Promise<CurlReply> {
+export function curl(url: string, options: { method?: string; body?: Buffer | string; headers?: Record<string, string>; maxTimeS?: number; args?: readonly string[] } = {}): Promise<CurlReply> {
   const dir = mkdtempSync(join(tmpdir(), "attr-rag-curl-"));
   const out = join(dir, "out");
   const args = ["-sS", "-o", out, "-w", "%{http_code} %{content_type}", "-X", options.method ?? "POST", "--max-time", String(options.maxTimeS ?? 120)];
   for (const [name, value] of Object.entries(options.headers ?? {})) args.push("-H", `${name}: ${value}`);
+  args.push(...(options.args ?? []));
   if (options.body !== undefined) {
     const file = join(dir, "body");
     writeFileSync(file, options.body);
