@@ -7,13 +7,16 @@ import {
   AskEvent,
   AskRequest,
   AttrRagServiceClient,
+  ClusterServiceClient,
   DEAD_LETTER_STREAM,
   DeadLetter,
   EngineStrategy,
   JOBS_STREAM,
   jobSubject,
+  workerConsumer,
   SelectionFlag,
   type AttributionTable,
+  type GetClusterResponse,
   type SelectionReason,
 } from "@attr-rag/contracts";
 import { connectNats, natsServerMissing } from "@attr-rag/nats";
@@ -52,6 +55,11 @@ function askStream(address: string, request: AskRequest, onEvent: (e: AskEvent) 
       resolve({ events, endedAt: performance.now() });
     });
   });
+}
+
+function getCluster(address: string): Promise<GetClusterResponse> {
+  const client = new ClusterServiceClient(address, grpcCredentials.createInsecure());
+  return new Promise<GetClusterResponse>((resolve, reject) => client.getCluster({}, (err, res) => (err ? reject(err) : resolve(res)))).finally(() => client.close());
 }
 
 let cluster: LocalCluster;
@@ -265,6 +273,14 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
       const dead = DeadLetter.decode((await jsm.streams.getMessage(DEAD_LETTER_STREAM, { last_by_subj: "attr_rag.v1.dead.occlusion" }))!.data);
       expect(dead).toMatchObject({ deliveries: 2, subject: "attr_rag.v1.queue.occlusion.stories260K" });
       expect(outcome.error?.details).toContain(dead.jobId);
+      // The gateway's ClusterService (the web console's Cluster page) sees the same dead letters and the queues.
+      const state = await getCluster(cluster.gatewayAddress);
+      expect(state.mode).toBe("distributed");
+      expect(state.deadLetters).toBe((await jsm.streams.info(DEAD_LETTER_STREAM)).state.messages);
+      expect(state.deadLetters).toBeGreaterThan(0);
+      expect(state.queues.map((q) => q.consumer)).toContain(workerConsumer("stories260K"));
+      expect(state.workers.length).toBeGreaterThan(0);
+      expect(state.workers.every((w) => w.model === "stories260K" && w.slots > 0)).toBe(true);
     } finally {
       await nc.close();
     }

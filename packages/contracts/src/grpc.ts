@@ -10,5 +10,8 @@ export const INDEX_SERVICE_NAME = "attr_rag.v1.IndexService";
 /** "attr_rag.v1.BatchService" */
 export const BATCH_SERVICE_NAME = "attr_rag.v1.BatchService";
 
+/** "attr_rag.v1.ClusterService" */
+export const CLUSTER_SERVICE_NAME = "attr_rag.v1.ClusterService";
+
 /** Every service of the API, for registering health status. */
-export const GRPC_SERVICE_NAMES: readonly string[] = [ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME, BATCH_SERVICE_NAME];
+export const GRPC_SERVICE_NAMES: readonly string[] = [ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME, BATCH_SERVICE_NAME, CLUSTER_SERVICE_NAME];

@@ -134,7 +134,7 @@ export {
   AttributeResponse,
 } from "./gen/attr_rag/v1/attr_rag_service.js";
 export type { AttrRagServiceServer } from "./gen/attr_rag/v1/attr_rag_service.js";
-export { ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, GRPC_SERVICE_NAMES, INDEX_SERVICE_NAME } from "./grpc.js";
+export { ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, CLUSTER_SERVICE_NAME, GRPC_SERVICE_NAMES, INDEX_SERVICE_NAME } from "./grpc.js";
 
 // Batches: BatchService and the messages its items and results travel in (also JetStream payloads)
 export {
@@ -169,6 +169,8 @@ export {
   WatchBatchResponse,
 } from "./gen/attr_rag/v1/batch_service.js";
 export type { BatchServiceServer } from "./gen/attr_rag/v1/batch_service.js";
+export { ClusterServiceClient, ClusterServiceService, GetClusterRequest, GetClusterResponse, JobQueue } from "./gen/attr_rag/v1/cluster_service.js";
+export type { ClusterServiceServer } from "./gen/attr_rag/v1/cluster_service.js";
 
 // NATS payloads: engine jobs (JetStream work queue) and the selector service
 export {

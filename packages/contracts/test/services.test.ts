@@ -52,6 +52,6 @@ describe("services", () => {
     expect(AttrRagServiceService.ask.path.startsWith(`/${ATTR_RAG_SERVICE_NAME}/`)).toBe(true);
     expect(IndexServiceService.search.path.startsWith(`/${INDEX_SERVICE_NAME}/`)).toBe(true);
     expect(BatchServiceClient.serviceName).toBe(BATCH_SERVICE_NAME);
-    expect(GRPC_SERVICE_NAMES).toEqual([ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME, BATCH_SERVICE_NAME]);
+    expect(GRPC_SERVICE_NAMES).toEqual([ATTR_RAG_SERVICE_NAME, INDEX_SERVICE_NAME, BATCH_SERVICE_NAME, "attr_rag.v1.ClusterService"]);
   });
 });

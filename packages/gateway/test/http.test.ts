@@ -128,6 +128,15 @@ describe("gateway HTTP/JSON face (Connect protocol)", () => {
     expect(json(search.body).chunks, search.body.toString()).toHaveLength(3);
     const health = await curl(`${base}/grpc.health.v1.Health/Check`, { body: "{}", headers: { "content-type": "application/json" } });
     expect(json(health.body)).toEqual({ status: "SERVING" });
+    // Embedded, the cluster is the gateway's own engine context, reported as one worker with its counters.
+    const cluster = json((await curl(`${base}/attr_rag.v1.ClusterService/GetCluster`, { body: "{}", headers: JSON_HEADERS })).body);
+    expect(cluster.mode).toBe("embedded");
+    expect(cluster.workers).toHaveLength(1);
+    expect(cluster.workers[0]).toMatchObject({ workerId: "embedded", slots: 1, sequences: 4 });
+    expect(Number(cluster.workers[0].decodeCalls)).toBe(runtime.generator.schedulerStats().decodeCalls);
+    expect(cluster.workers[0].sequencesInUse ?? 0).toBe(0);
+    const noToken = await curl(`${base}/attr_rag.v1.ClusterService/GetCluster`, { body: "{}", headers: { "content-type": "application/json" } });
+    expect(json(noToken.body).code).toBe("unauthenticated");
   });
 
   it("http - batches over HTTP/JSON: CreateBatch, then WatchBatch streams until the batch completes", async () => {

@@ -6,6 +6,7 @@ import {
   AttrRagServiceService,
   AttributionMethod,
   BatchServiceService,
+  ClusterServiceService,
   Baseline,
   EngineStrategy,
   FinishReason,
@@ -271,13 +272,13 @@ describe("gateway server", () => {
 
   it("gateway - buf curl, knowing only reflection, lists every service and method and calls Search, Ask and Health", async () => {
     const url = `http://${server.address}`;
-    expect((await bufCurl("--list-services", url)).trim().split("\n")).toEqual(["attr_rag.v1.AttrRagService", "attr_rag.v1.BatchService", "attr_rag.v1.IndexService", "grpc.health.v1.Health"]);
-    const methods = [...Object.values(AttrRagServiceService), ...Object.values(BatchServiceService), ...Object.values(IndexServiceService)].map((m) => m.path.slice(1));
+    expect((await bufCurl("--list-services", url)).trim().split("\n")).toEqual(["attr_rag.v1.AttrRagService", "attr_rag.v1.BatchService", "attr_rag.v1.ClusterService", "attr_rag.v1.IndexService", "grpc.health.v1.Health"]);
+    const methods = [...Object.values(AttrRagServiceService), ...Object.values(BatchServiceService), ...Object.values(ClusterServiceService), ...Object.values(IndexServiceService)].map((m) => m.path.slice(1));
     const health = ["grpc.health.v1.Health/Check", "grpc.health.v1.Health/List", "grpc.health.v1.Health/Watch"];
     expect((await bufCurl("--list-methods", url)).trim().split("\n").sort()).toEqual([...methods, ...health].sort());
     expect(jsonMessages(await bufCurl("-d", '{"service":"attr_rag.v1.AttrRagService"}', `${url}/grpc.health.v1.Health/Check`))).toEqual([{ status: "SERVING" }]);
     const listed = jsonMessages(await bufCurl(`${url}/grpc.health.v1.Health/List`)) as [{ statuses: Record<string, { status: string }> }];
-    expect(Object.keys(listed[0].statuses).sort()).toEqual(["", "attr_rag.v1.AttrRagService", "attr_rag.v1.BatchService", "attr_rag.v1.IndexService"]);
+    expect(Object.keys(listed[0].statuses).sort()).toEqual(["", "attr_rag.v1.AttrRagService", "attr_rag.v1.BatchService", "attr_rag.v1.ClusterService", "attr_rag.v1.IndexService"]);
 
     // Search: the same hits as our own client gets.
     const query = { query: "How do I collect oxygen gas over water?", options: { k: 4, mode: "RETRIEVAL_MODE_BM25" } };

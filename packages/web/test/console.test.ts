@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { defaultModelPath } from "@attr-rag/engine";
 import { AskRequest, AttributionMethod, AttrRagServiceClient, BatchServiceClient, EngineStrategy, type AskEvent } from "@attr-rag/contracts";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -186,7 +187,25 @@ describe("web console in a real browser (Debian chromium)", () => {
     // The page follows a running batch: it refreshes until both items have finished.
     await page.waitForFunction(() => /completed/.test(document.querySelector("table.list tbody tr")?.textContent ?? ""), undefined, { timeout: 90_000 });
     expect(await row.locator("progress").getAttribute("value")).toBe("2");
+    await row.locator("button", { hasText: "Items" }).click();
+    const items = page.locator('table[aria-label="Items of console-batch"] tbody tr');
+    await items.nth(1).waitFor();
+    expect((await items.allTextContents()).map((t) => /q[01]/.exec(t)?.[0]).sort()).toEqual(["q0", "q1"]);
+    expect(await items.first().textContent()).toContain("succeeded");
     await page.screenshot({ path: join(SHOTS, "batches.png"), fullPage: true });
+  });
+
+  it("console - the Cluster page shows the engine, its KV use and counters (embedded: the gateway's own context)", async () => {
+    await page.goto(`${gateway.url}/#/cluster`);
+    const row = page.locator('table[aria-label="Workers"] tbody tr');
+    await row.first().waitFor();
+    const cells = await row.first().locator("td").allTextContents();
+    const stats = gateway.runtime.generator.schedulerStats();
+    expect(cells.slice(0, 2)).toEqual(["embedded", basename(defaultModelPath()).replace(/\.gguf$/i, "")]);
+    expect(cells[4]).toBe(`0 / ${stats.sequences}`);
+    expect(Number(cells[6])).toBe(stats.decodeCalls);
+    expect(await page.locator("#cluster").locator("..").locator("p.status").textContent()).toMatch(/^Embedded/);
+    await page.screenshot({ path: join(SHOTS, "cluster.png"), fullPage: true });
   });
 
   it("console - readable on a narrow window", async () => {

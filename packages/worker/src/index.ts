@@ -23,3 +23,4 @@ export { modelIdOf } from "./modelId.js";
 export { startWorker, type RunningWorker, type WorkerOptions } from "./nats/workerService.js";
 export { NatsEngine } from "./nats/natsEngine.js";
 export { listWorkerStats } from "./nats/workerStats.js";
+export { engineWorkerStats, type WorkerIdentity } from "./engineStats.js";

@@ -6,6 +6,8 @@ import {
   AttrRagServiceService,
   BATCH_SERVICE_NAME,
   BatchServiceService,
+  CLUSTER_SERVICE_NAME,
+  ClusterServiceService,
   HEALTH_SERVICE_NAME,
   INDEX_SERVICE_NAME,
   IndexServiceService,
@@ -22,6 +24,7 @@ import { Admission } from "./admission.js";
 import { askHandler } from "./askHandler.js";
 import { attributeHandler } from "./attributeHandler.js";
 import { batchServiceImplementation } from "./batch/batchServiceImplementation.js";
+import { clusterServiceImplementation } from "./cluster/clusterServiceImplementation.js";
 import type { ServerContext } from "./serverContext.js";
 import { withBearer } from "./withBearer.js";
 import { ServiceTable } from "../http/serviceTable.js";
@@ -88,8 +91,12 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   table.addService(AttrRagServiceService, { ask: askHandler(ctx), attribute: attributeHandler(ctx) });
   const batches = await openBatchStore(runtime, log);
   table.addService(BatchServiceService, withBearer(batchServiceImplementation({ store: batches, maxBatchItems: config.maxBatchItems, log }), config.authToken));
+  table.addService(ClusterServiceService, withBearer(clusterServiceImplementation(runtime, admission, log), config.authToken));
   // Embedded, the store is here and IndexService serves it too; distributed, the index service holds it.
-  const services = runtime.local !== undefined ? [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, INDEX_SERVICE_NAME] : [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME];
+  const services =
+    runtime.local !== undefined
+      ? [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, CLUSTER_SERVICE_NAME, INDEX_SERVICE_NAME]
+      : [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, CLUSTER_SERVICE_NAME];
   if (runtime.local !== undefined) {
     table.addService(IndexServiceService, withBearer(createIndexServiceImplementation(runtime.local.store, runtime.local.embedder, {}, log), config.authToken));
   }

@@ -1,6 +1,7 @@
 import { REPORT_CSS } from "@attr-rag/gateway/report";
 import { askPage } from "./pages/ask.js";
 import { batchesPage } from "./pages/batches.js";
+import { clusterPage } from "./pages/cluster.js";
 import { resultPage } from "./pages/result.js";
 import { searchPage } from "./pages/search.js";
 import { notify, state } from "./state.js";
@@ -10,6 +11,7 @@ const PAGES: Record<string, (root: HTMLElement) => void> = {
   result: resultPage,
   batches: batchesPage,
   index: searchPage,
+  cluster: clusterPage,
 };
 
 function route(): void {

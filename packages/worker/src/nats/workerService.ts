@@ -27,6 +27,7 @@ import {
   type JobKind,
 } from "@attr-rag/contracts";
 import { AbortError, type EngineContext } from "@attr-rag/engine";
+import { engineWorkerStats } from "../engineStats.js";
 import { Code, DEFAULT_JOB_QUEUE, ensureJobStreams, ensureWorkerConsumer, serveService, type JobQueueSettings, type NatsConnection } from "@attr-rag/nats";
 import { JobFailure } from "../jobFailure.js";
 import { runGenerationJob } from "../runGenerationJob.js";
@@ -255,28 +256,8 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   })();
 
   // Its own NATS service, so anyone may ask any worker what it runs and what KV it holds ($SRV.STATS too).
-  const stats = (): WorkerStats => {
-    const s = o.engine.disposed ? undefined : o.engine.schedulerStats();
-    return {
-      workerId: o.workerId,
-      model: o.modelId,
-      slots: concurrency,
-      runningJobs: running.size,
-      completedJobs: completed,
-      sequencesInUse: o.engine.disposed ? 0 : o.engine.sequencesInUse(),
-      decodeCalls: s?.decodeCalls ?? 0,
-      decodeRows: s?.rows ?? 0,
-      meanRowsPerCall: s?.meanRowsPerCall ?? 0,
-      multiJobCalls: s?.multiJobCalls ?? 0,
-      jobsAdmitted: s?.jobsAdmitted ?? 0,
-      jobsWaited: s?.jobsWaited ?? 0,
-      waitingJobs: s?.waitingJobs ?? 0,
-      sequencesReserved: s?.sequencesReserved ?? 0,
-      cellsReserved: s?.cellsReserved ?? 0,
-      sequences: s?.sequences ?? 0,
-      cells: s?.cells ?? 0,
-    };
-  };
+  const stats = (): WorkerStats =>
+    engineWorkerStats(o.engine, { workerId: o.workerId, model: o.modelId, slots: concurrency, runningJobs: running.size, completedJobs: completed });
   const serviceInfo = workerNatsService(o.workerId);
   const service = await serveService(
     o.nc,

@@ -2,7 +2,7 @@ import type { handleServerStreamingCall, handleUnaryCall } from "@grpc/grpc-js";
 import { callSignal, type ServiceLog } from "@attr-rag/index";
 import { toStatus } from "../toStatus.js";
 
-/** A unary BatchService RPC: errors (and a cancelled or expired call) through the gateway's one status mapping. */
+/** A unary RPC (BatchService, ClusterService): errors (and a cancelled or expired call) through the gateway's one status mapping. */
 export function unaryBatchCall<Req, Res>(log: ServiceLog, rpc: string, run: (request: Req, signal: AbortSignal) => Promise<Res>): handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const abort = callSignal(call);

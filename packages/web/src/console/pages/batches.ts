@@ -76,6 +76,8 @@ function row(b: BatchJson): HTMLTableRowElement {
   const total = b.totalItems ?? 0;
   const results = el("button", { type: "button", class: "secondary" }, "Download results");
   results.addEventListener("click", () => void downloadResults(b.batchId));
+  const items = el("button", { type: "button", class: "secondary", "aria-expanded": "false" }, "Items");
+  items.addEventListener("click", () => void showItems(b.batchId, items));
   return el(
     "tr",
     {},
@@ -85,8 +87,43 @@ function row(b: BatchJson): HTMLTableRowElement {
     el("td", {}, (b.itemsPerMinute ?? 0).toFixed(1)),
     el("td", {}, eta(b)),
     el("td", { class: "muted" }, Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")),
-    el("td", {}, results),
+    el("td", {}, el("div", { class: "actions" }, items, results)),
   );
+}
+
+interface ResultJson {
+  result?: { itemId?: string; index?: number; state?: string; statusCode?: number; statusMessage?: string; finalAnswer?: { text?: string } };
+}
+
+/** The finished items of a batch (in the order they finished), each with its state and status, under its row. */
+async function showItems(batchId: string, button: HTMLButtonElement): Promise<void> {
+  const row = button.closest("tr")!;
+  const open = row.nextElementSibling?.classList.contains("items") ? row.nextElementSibling : null;
+  if (open) {
+    open.remove();
+    button.setAttribute("aria-expanded", "false");
+    return;
+  }
+  const rows: HTMLTableRowElement[] = [];
+  try {
+    for await (const message of serverStream<ResultJson>("attr_rag.v1.BatchService/ListBatchResults", { batchId }, state.token, new AbortController().signal)) {
+      const r = message.result ?? {};
+      const stateName = (r.state ?? "").replace(/^BATCH_ITEM_STATE_/, "").toLowerCase();
+      rows.push(el("tr", {}, el("td", {}, String(r.index ?? 0)), el("td", {}, el("code", {}, r.itemId ?? "")), el("td", {}, stateName), el("td", { class: "muted" }, r.statusMessage || (r.finalAnswer?.text ?? "").slice(0, 160))));
+    }
+  } catch (err) {
+    notify(describeError(err));
+    return;
+  }
+  const table = el(
+    "table",
+    { class: "list", "aria-label": `Items of ${batchId}` },
+    el("thead", {}, el("tr", {}, ...["#", "Item", "State", "Status or answer"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, ...rows),
+  );
+  const note = rows.length === 0 ? el("p", { class: "muted" }, "No item has finished yet.") : "";
+  row.after(el("tr", { class: "items" }, el("td", { colspan: 7 }, note, table)));
+  button.setAttribute("aria-expanded", "true");
 }
 
 async function downloadResults(batchId: string): Promise<void> {
