@@ -158,6 +158,10 @@ describe("deploy/", () => {
     const service = byName.get("Service/attr-rag-gateway")!;
     expect(service.spec.selector).toEqual(byName.get("Deployment/attr-rag-gateway")!.spec.template.metadata.labels);
     expect(gateway!.ports!.map((p) => p.name)).toContain(service.spec.ports[0].targetPort);
+    // The HTTP/JSON face and the web console beside gRPC, on the port the container serves them.
+    const http = service.spec.ports.find((p: { name: string }) => p.name === "http");
+    expect(gateway!.ports!.find((p) => p.name === http?.targetPort)?.containerPort).toBe(8080);
+    expect(gateway!.args!.join(" ")).toContain("--http-port 8080");
     const index = byName.get("StatefulSet/attr-rag-index")!;
     const claim = index.spec.volumeClaimTemplates[0].metadata.name;
     const [indexContainer] = containers("StatefulSet/attr-rag-index");
