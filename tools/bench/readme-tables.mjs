@@ -2,12 +2,13 @@
 // The README's measured tables are rendered from the raw JSON of the runs in bench/results/ (each with the
 // command, commit and machine that produced it), never typed by hand:
 //
-//   node tools/bench/readme-tables.mjs          rewrite the generated blocks of README.md
-//   node tools/bench/readme-tables.mjs --check  exit 1 if README.md differs from what the JSON renders
+//   node tools/bench/readme-tables.mjs          rewrite the generated blocks of README.md and docs/*.md
+//   node tools/bench/readme-tables.mjs --check  exit 1 if any of them differs from what the JSON renders
 //
-// A block is the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; packages/cli's
-// readmeTables test fails whenever the README and bench/results/ disagree.
-import { readFileSync, writeFileSync } from "node:fs";
+// A block is the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`, in exactly one of
+// README.md and docs/*.md (it moves with its section); packages/cli's readmeTables test fails whenever the
+// documents and bench/results/ disagree.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -43,16 +44,27 @@ export function loadResult(file) {
   return JSON.parse(readFileSync(join(RESULTS_DIR, file), "utf8"));
 }
 
-/** README text with every generated block replaced by what its results render. */
-export function renderReadme(readme, load = loadResult) {
+/** The documents that may hold generated blocks, relative to the repository root. */
+export function docFiles() {
+  const docs = readdirSync(join(REPO_ROOT, "docs")).filter((f) => f.endsWith(".md")).sort();
+  return ["README.md", ...docs.map((f) => `docs/${f}`)];
+}
+
+/**
+ * A document's text with each generated block it holds replaced by what its results render; links to the
+ * result files are relative to the document (`prefix`: "../" under docs/). With `every`, a missing block is
+ * an error (the single-document form the tests of this file use).
+ */
+export function renderReadme(readme, load = loadResult, { prefix = "", every = true } = {}) {
   let out = readme;
   for (const [name, block] of Object.entries(BLOCKS)) {
     const open = `<!-- generated:${name} -->`;
     const close = `<!-- /generated:${name} -->`;
     const start = out.indexOf(open);
     const end = out.indexOf(close);
-    if (start < 0 || end < start) throw new Error(`README.md has no ${open} … ${close} block`);
-    const results = block.files.map((file) => ({ file, data: load(file) }));
+    if (start < 0 && !every) continue;
+    if (start < 0 || end < start) throw new Error(`the document has no ${open} … ${close} block`);
+    const results = block.files.map((file) => ({ file, data: load(file), prefix }));
     out = `${out.slice(0, start + open.length)}\n${block.render(results).trim()}\n${out.slice(end)}`;
   }
   return out;
@@ -62,16 +74,16 @@ export function renderReadme(readme, load = loadResult) {
 
 const fixed = (x, digits) => (x === null || x === undefined ? "–" : Number(x).toFixed(digits));
 const thousands = (n) => Math.round(n).toLocaleString("en-US");
-const link = (file) => `[${file}](bench/results/${file})`;
+const link = (file, prefix = "") => `[${file}](${prefix}bench/results/${file})`;
 
 /** One line per result: what ran, where, when. */
 function provenance(results) {
   return results
-    .map(({ file, data }) => {
+    .map(({ file, data, prefix }) => {
       const r = data.run;
       if (!r?.command || !r?.machine) throw new Error(`bench/results/${file} has no run record (command, commit, machine)`);
       const commit = r.commit ? `commit ${r.commit.slice(0, 7)}${r.dirty ? " + uncommitted changes" : ""}` : "no commit recorded";
-      return `- ${link(file)}: \`${r.command}\` (${commit}, ${r.date.slice(0, 10)}; ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node})`;
+      return `- ${link(file, prefix)}: \`${r.command}\` (${commit}, ${r.date.slice(0, 10)}; ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node})`;
     })
     .join("\n");
 }
@@ -440,20 +452,34 @@ function attributionBenchBlock(results) {
   ].join("\n");
 }
 
+/**
+ * Every document (README.md, docs/*.md) with its text and its text re-rendered; throws unless each block is
+ * in exactly one document.
+ */
+export function renderDocs(load = loadResult) {
+  const docs = docFiles().map((file) => {
+    const text = readFileSync(join(REPO_ROOT, file), "utf8");
+    return { file, text, rendered: renderReadme(text, load, { prefix: file.startsWith("docs/") ? "../" : "", every: false }) };
+  });
+  for (const name of Object.keys(BLOCKS)) {
+    const holders = docs.filter((d) => d.text.includes(`<!-- generated:${name} -->`)).map((d) => d.file);
+    if (holders.length !== 1) throw new Error(`block ${name} must be in exactly one document, found in ${holders.length ? holders.join(", ") : "none"}`);
+  }
+  return docs;
+}
+
 // ---------------------------------------------------------------------------------------------- command
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const path = join(REPO_ROOT, "README.md");
-  const readme = readFileSync(path, "utf8");
-  const rendered = renderReadme(readme);
+  const stale = renderDocs().filter((d) => d.rendered !== d.text);
   if (process.argv.includes("--check")) {
-    if (rendered !== readme) {
-      console.error("README.md's generated tables differ from bench/results/; run node tools/bench/readme-tables.mjs");
+    if (stale.length > 0) {
+      console.error(`generated tables differ from bench/results/ in ${stale.map((d) => d.file).join(", ")}; run node tools/bench/readme-tables.mjs`);
       process.exit(1);
     }
-    console.log("README.md's generated tables match bench/results/");
+    console.log("every generated table matches bench/results/");
   } else {
-    writeFileSync(path, rendered);
-    console.log(rendered === readme ? "README.md already up to date" : "README.md's generated tables rewritten from bench/results/");
+    for (const d of stale) writeFileSync(join(REPO_ROOT, d.file), d.rendered);
+    console.log(stale.length === 0 ? "every document already up to date" : `generated tables rewritten from bench/results/ in ${stale.map((d) => d.file).join(", ")}`);
   }
 }

@@ -67,8 +67,8 @@ describe("gateway config", () => {
     expect(flagName("maxQueuedAsks")).toBe("max-queued-asks");
   });
 
-  it("config - the README's config table lists every setting with its env variable", () => {
-    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+  it("config - the configuration table (docs/asking.md) lists every setting with its env variable", () => {
+    const readme = readFileSync(join(REPO_ROOT, "docs/asking.md"), "utf8");
     for (const key of Object.keys(CONFIG_KEYS)) {
       expect(readme, key).toContain(`| \`${key}\` | \`${envName(key)}\` |`);
     }
