@@ -4,7 +4,7 @@ import { readGgufHeader } from "./gguf/readHeader.js";
 import { embedTexts, rerankDocuments, type EmbedOptions, type RerankOptions } from "./embed.js";
 import { AbortError, DisposedError, EngineArgumentError, EngineError, EngineLimitError, fromNative } from "./errors.js";
 import { generateTokens, type GenerateOptions, type GeneratedPiece, type GenerationResult } from "./generate.js";
-import type { Model } from "./Model.js";
+import type { ModelHandle } from "./modelHandle.js";
 import type { NativeContext, NativeContextInfo, NativeContextOptions, NativeSchedulerStats } from "./native/addonTypes.js";
 import { nativeAddon } from "./native/loadAddon.js";
 import { screenOcclusion, type ScreenOptions, type ScreenResult } from "./screen.js";
@@ -67,13 +67,13 @@ export class EngineContext implements AsyncDisposable {
   readonly #running = new Set<Promise<unknown>>();
   #nextJob = 1;
   readonly #onDispose: (c: EngineContext) => void;
-  readonly model: Model;
+  readonly model: ModelHandle;
   readonly kind: ContextKind;
   readonly options: Readonly<NativeContextOptions>;
   /** What llama.cpp actually allocated (context sizes are rounded up). */
   readonly info: Readonly<NativeContextInfo>;
 
-  private constructor(model: Model, native: NativeContext, kind: ContextKind, options: NativeContextOptions, onDispose: (c: EngineContext) => void) {
+  private constructor(model: ModelHandle, native: NativeContext, kind: ContextKind, options: NativeContextOptions, onDispose: (c: EngineContext) => void) {
     this.model = model;
     this.#native = native;
     this.kind = kind;
@@ -82,7 +82,7 @@ export class EngineContext implements AsyncDisposable {
     this.#onDispose = onDispose;
   }
 
-  static async create(model: Model, options: ContextOptions, onDispose: (c: EngineContext) => void): Promise<EngineContext> {
+  static async create(model: ModelHandle, options: ContextOptions, onDispose: (c: EngineContext) => void): Promise<EngineContext> {
     const kind = options.kind ?? "generate";
     const resolved = resolveOptions(kind, options);
     if (kind === "rerank") await requireClassifierHead(model);
@@ -285,7 +285,7 @@ export interface SchedulerStats extends NativeSchedulerStats {
 }
 
 /** Rank pooling on a model without a classification head yields a hidden-state value, not a relevance score. */
-async function requireClassifierHead(model: Model): Promise<void> {
+async function requireClassifierHead(model: ModelHandle): Promise<void> {
   const header = await readGgufHeader(model.info.path);
   if (!header.tensors.some((t) => t.name.startsWith("cls."))) {
     throw new EngineArgumentError(

@@ -3,7 +3,8 @@ import { resolve } from "node:path";
 import { plainChatTemplate, type ChatTemplate, type PromptSegments } from "@attr-rag/core";
 import { EngineContext, type ContextOptions } from "./EngineContext.js";
 import { AbortError, DisposedError, EngineArgumentError, ModelLoadError } from "./errors.js";
-import type { NativeModel, NativeModelInfo } from "./native/addonTypes.js";
+import type { ModelHandle, ModelInfo } from "./modelHandle.js";
+import type { NativeModel } from "./native/addonTypes.js";
 import { nativeAddon } from "./native/loadAddon.js";
 import type { TokenSegments } from "./tokenSegments.js";
 
@@ -17,10 +18,10 @@ export interface ModelLoadOptions {
   signal?: AbortSignal;
 }
 
-export type ModelInfo = NativeModelInfo & { readonly path: string };
+export type { ModelInfo } from "./modelHandle.js";
 
 /** A loaded GGUF model: tokenizer, chat template, and the factory of contexts that run inference. */
-export class Model implements AsyncDisposable {
+export class Model implements AsyncDisposable, ModelHandle {
   #native: NativeModel | undefined;
   readonly info: ModelInfo;
   readonly #contexts = new Set<EngineContext>();

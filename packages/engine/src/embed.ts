@@ -1,4 +1,4 @@
-import type { EngineContext } from "./EngineContext.js";
+import type { ContextHandle } from "./contextHandle.js";
 import { EngineArgumentError, EngineLimitError } from "./errors.js";
 import type { NativeContext } from "./native/addonTypes.js";
 
@@ -10,7 +10,7 @@ export interface EmbedOptions {
 
 export type RerankOptions = EmbedOptions;
 
-function fit(context: EngineContext, tokens: Int32Array, index: number, truncate: boolean): Int32Array {
+function fit(context: ContextHandle, tokens: Int32Array, index: number, truncate: boolean): Int32Array {
   const max = Math.min(context.options.batchSize, context.options.ubatchSize);
   if (tokens.length === 0) throw new EngineArgumentError(`input ${index} is empty after tokenization`);
   if (tokens.length <= max) return tokens;
@@ -19,7 +19,7 @@ function fit(context: EngineContext, tokens: Int32Array, index: number, truncate
 }
 
 /** Pooled sentence embeddings, one per text. */
-export async function embedTexts(context: EngineContext, native: NativeContext, texts: readonly string[], o: EmbedOptions): Promise<Float32Array[]> {
+export async function embedTexts(context: ContextHandle, native: NativeContext, texts: readonly string[], o: EmbedOptions): Promise<Float32Array[]> {
   if (texts.some((t) => typeof t !== "string")) throw new EngineArgumentError("embed: every input must be a string");
   if (texts.length === 0) return [];
   const seqs = texts.map((t, i) => fit(context, context.model.tokenize(t, { addSpecial: true }), i, o.truncate ?? false));
@@ -31,7 +31,7 @@ export async function embedTexts(context: EngineContext, native: NativeContext, 
  * llama.cpp's server: the model's "rerank" template when it has one, else [BOS] query [EOS] [SEP] doc [EOS].
  */
 export async function rerankDocuments(
-  context: EngineContext,
+  context: ContextHandle,
   native: NativeContext,
   query: string,
   documents: readonly string[],

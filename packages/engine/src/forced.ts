@@ -1,5 +1,5 @@
 import type { PromptSegments } from "@attr-rag/core";
-import type { EngineContext } from "./EngineContext.js";
+import type { ContextHandle } from "./contextHandle.js";
 import { EngineArgumentError } from "./errors.js";
 import type { NativeContext, NativeForcedStats, NativeOcclusionCounters } from "./native/addonTypes.js";
 import { isApproximate, isTokenSegments, occlusionRequest, type ApproximateStrategy } from "./occlude.js";
@@ -37,7 +37,7 @@ export interface ForcedResult {
  * reused, see native/src/KvReuse.h): log P(forced | prompt without S_j) for every j in one batched pass, and,
  * with pairExact, how far those caches' next-token distributions are from exact ones.
  */
-export async function runForced(context: EngineContext, native: NativeContext, o: ForcedOptions): Promise<ForcedResult> {
+export async function runForced(context: ContextHandle, native: NativeContext, o: ForcedOptions): Promise<ForcedResult> {
   if (!isApproximate(o.strategy)) throw new EngineArgumentError(`forced passes measure an approximate strategy (kv-reuse or kv-mask), got "${o.strategy}"`);
   const segments = isTokenSegments(o.segments) ? o.segments : context.tokenize(o.segments);
   if (segments.suffix.length === 0) throw new EngineArgumentError("forced passes need a prompt with a suffix (instruction or answer header)");

@@ -1,4 +1,4 @@
-import type { EngineContext } from "./EngineContext.js";
+import type { ContextHandle } from "./contextHandle.js";
 import { EngineArgumentError, EngineLimitError } from "./errors.js";
 import type { NativeContext } from "./native/addonTypes.js";
 import { decodeAnswer, type GeneratedSequence } from "./sequenceText.js";
@@ -29,7 +29,7 @@ type RunJob = <T>(signal: AbortSignal | undefined, job: (native: NativeContext) 
  * so no work keeps running behind a consumer that has gone.
  */
 export async function* generateTokens(
-  context: EngineContext,
+  context: ContextHandle,
   prompt: string | Int32Array,
   options: GenerateOptions,
   run: RunJob,

@@ -44,6 +44,8 @@ export {
 } from "./synth/ensureSynthModel.js";
 export { resolveVocabDir } from "./synth/vocab.js";
 export { Model, type ModelInfo, type ModelLoadOptions } from "./Model.js";
+export type { ModelHandle } from "./modelHandle.js";
+export type { ContextHandle } from "./contextHandle.js";
 export { EngineContext, type ContextKind, type ContextOptions, type SchedulerStats } from "./EngineContext.js";
 export type { ForcedOptions, ForcedResult } from "./forced.js";
 export { chooseRegenerated, screeningStrategy, type ScreenOptions, type ScreenResult } from "./screen.js";

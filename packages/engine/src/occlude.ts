@@ -1,5 +1,5 @@
 import type { PromptSegments } from "@attr-rag/core";
-import type { EngineContext } from "./EngineContext.js";
+import type { ContextHandle } from "./contextHandle.js";
 import { EngineArgumentError, EngineLimitError } from "./errors.js";
 import type { NativeContext, NativeOcclusionCounters, NativeOcclusionRequest, NativeSequence } from "./native/addonTypes.js";
 import { decodeAnswer, type GeneratedSequence } from "./sequenceText.js";
@@ -67,7 +67,7 @@ export function isTokenSegments(s: PromptSegments | TokenSegments): s is TokenSe
   return s.prefix instanceof Int32Array;
 }
 
-export async function runOcclusion(context: EngineContext, native: NativeContext, o: OcclusionOptions): Promise<OcclusionResult> {
+export async function runOcclusion(context: ContextHandle, native: NativeContext, o: OcclusionOptions): Promise<OcclusionResult> {
   const segments = isTokenSegments(o.segments) ? o.segments : context.tokenize(o.segments);
   const request = occlusionRequest(context, native, segments, o);
   const stops = request.stops;
@@ -86,7 +86,7 @@ export async function runOcclusion(context: EngineContext, native: NativeContext
 }
 
 /** Validates everything llama.cpp would assert on, and builds the native request. */
-export function occlusionRequest(context: EngineContext, native: NativeContext, s: TokenSegments, o: OcclusionOptions): NativeOcclusionRequest {
+export function occlusionRequest(context: ContextHandle, native: NativeContext, s: TokenSegments, o: OcclusionOptions): NativeOcclusionRequest {
   const model = context.model;
   if (s.blocks.length === 0) throw new EngineArgumentError("occlusion needs at least one context set; there is nothing to occlude");
   s.blocks.forEach((b, i) => {

@@ -1,5 +1,5 @@
 import type { PromptSegments } from "@attr-rag/core";
-import type { EngineContext } from "./EngineContext.js";
+import type { ContextHandle } from "./contextHandle.js";
 import { EngineArgumentError, EngineLimitError } from "./errors.js";
 import type { NativeContext, NativeScoreRequest } from "./native/addonTypes.js";
 import { isTokenSegments } from "./occlude.js";
@@ -23,7 +23,7 @@ export interface ScoreResult {
   counters: { tokensEvaluated: number; tokensReused: number; decodeCalls: number; waves: number; totalMs: number };
 }
 
-export async function scoreContinuations(context: EngineContext, native: NativeContext, o: ScoreOptions): Promise<ScoreResult> {
+export async function scoreContinuations(context: ContextHandle, native: NativeContext, o: ScoreOptions): Promise<ScoreResult> {
   const model = context.model;
   const s = isTokenSegments(o.segments) ? o.segments : context.tokenize(o.segments);
   const continuation = typeof o.continuation === "string" ? model.tokenize(o.continuation) : o.continuation;

@@ -3,9 +3,18 @@
 // keep A_full as their answer (α = 0 on every metric) and are reported as screened. APPROXIMATE: a set the
 // screen misjudges is never regenerated.
 import type { PromptSegments } from "@attr-rag/core";
-import type { EngineContext } from "./EngineContext.js";
+import type { ContextHandle } from "./contextHandle.js";
 import { EngineArgumentError } from "./errors.js";
-import { isApproximate, isTokenSegments, type ApproximateStrategy, type OcclusionCounters, type OcclusionResult, type OcclusionStrategy } from "./occlude.js";
+import type { ForcedOptions, ForcedResult } from "./forced.js";
+import {
+  isApproximate,
+  isTokenSegments,
+  type ApproximateStrategy,
+  type OcclusionCounters,
+  type OcclusionOptions,
+  type OcclusionResult,
+  type OcclusionStrategy,
+} from "./occlude.js";
 import type { GeneratedSequence } from "./sequenceText.js";
 import type { TokenSegments } from "./tokenSegments.js";
 
@@ -71,7 +80,13 @@ export function screeningStrategy(kvUnified: boolean): ApproximateStrategy {
   return kvUnified ? "kv-mask" : "kv-reuse";
 }
 
-export async function screenOcclusion(ctx: EngineContext, o: ScreenOptions): Promise<ScreenResult> {
+/** A screen runs other jobs on its context: occlusion (the regenerated sets) and a forced pass (the screen). */
+export interface ScreenContext extends ContextHandle {
+  occlude(options: OcclusionOptions): Promise<OcclusionResult>;
+  forced(options: ForcedOptions): Promise<ForcedResult>;
+}
+
+export async function screenOcclusion(ctx: ScreenContext, o: ScreenOptions): Promise<ScreenResult> {
   if (o.threshold !== undefined && o.topK !== undefined) throw new EngineArgumentError("give threshold or topK, not both");
   const segments = isTokenSegments(o.segments) ? o.segments : ctx.tokenize(o.segments);
   const common = { segments, ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}), ...(o.stop ? { stop: o.stop } : {}), ...(o.signal ? { signal: o.signal } : {}) };

@@ -1,4 +1,4 @@
-import type { Model } from "./Model.js";
+import type { ModelHandle } from "./modelHandle.js";
 import type { NativeSequence } from "./native/addonTypes.js";
 
 export interface GeneratedSequence {
@@ -10,7 +10,7 @@ export interface GeneratedSequence {
   margins: Float32Array;
 }
 
-export function decodeAnswer(model: Model, s: NativeSequence, stops: readonly string[]): GeneratedSequence {
+export function decodeAnswer(model: ModelHandle, s: NativeSequence, stops: readonly string[]): GeneratedSequence {
   let text = model.detokenize(s.tokens);
   if (s.finish === "stop") {
     let cut = text.length;

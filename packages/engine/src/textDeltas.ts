@@ -1,4 +1,4 @@
-import type { Model } from "./Model.js";
+import type { ModelHandle } from "./modelHandle.js";
 
 /**
  * Turns a stream of generated tokens into text deltas. Deltas are differences of the detokenized prefix:
@@ -6,11 +6,11 @@ import type { Model } from "./Model.js";
  * they add up to it. A token that ends inside a multi-byte character adds "" until the character is whole.
  */
 export class TextDeltas {
-  readonly #model: Model;
+  readonly #model: ModelHandle;
   readonly #tokens: number[] = [];
   #emitted = "";
 
-  constructor(model: Model) {
+  constructor(model: ModelHandle) {
     this.#model = model;
   }
 

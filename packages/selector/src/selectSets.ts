@@ -7,7 +7,7 @@ import { ServiceError } from "@attr-rag/index";
 import { answerEmbeddings } from "./answerEmbeddings.js";
 import { fillKeptGaps } from "./gapFill.js";
 import { metricFromProto, metricToProto, type SelectionMetric } from "./protoNames.js";
-import type { SelectorDeps } from "./selectorBackend.js";
+import type { SelectorDeps } from "./selectorDeps.js";
 import { settingsFromProto } from "./selectionSettings.js";
 import { selectionToProto } from "./selectionToProto.js";
 

@@ -1,11 +1,8 @@
-import type { EmbedTextsRequest, EmbedTextsResponse, GetChunksRequest, GetChunksResponse, SelectionRequest, SelectionResult } from "@attr-rag/contracts";
+import type { SelectionRequest, SelectionResult } from "@attr-rag/contracts";
+import type { SelectorDeps } from "./selectorDeps.js";
 import { selectSets } from "./selectSets.js";
 
-/** What the selector needs of the index: the store's embedder (cosine) and chunks (gap fill). */
-export interface SelectorDeps {
-  embedTexts(request: EmbedTextsRequest, signal: AbortSignal): Promise<EmbedTextsResponse>;
-  getChunks(request: GetChunksRequest, signal: AbortSignal): Promise<GetChunksResponse>;
-}
+export type { SelectorDeps } from "./selectorDeps.js";
 
 /**
  * The selector as the pipeline sees it. In-process (LocalSelector) it runs selectSets over the store; in

@@ -3,7 +3,7 @@
 // the question and the texts (QuestionContext).
 import type { PromptSegment, QuestionContext, SegmentedPrompt } from "@attr-rag/contracts";
 import { buildPromptSegments } from "@attr-rag/core";
-import type { EngineContext, Model, OcclusionStrategy, TokenSegments } from "@attr-rag/engine";
+import type { EngineContext, ModelHandle, OcclusionStrategy, TokenSegments } from "@attr-rag/engine";
 import { invalidJob, jobTooLarge } from "./jobFailure.js";
 
 export interface JobPrompt {
@@ -11,7 +11,7 @@ export interface JobPrompt {
   readonly setIds: readonly string[];
 }
 
-export function jobPrompt(model: Model, job: { context?: QuestionContext | undefined; prompt?: SegmentedPrompt | undefined }): JobPrompt {
+export function jobPrompt(model: ModelHandle, job: { context?: QuestionContext | undefined; prompt?: SegmentedPrompt | undefined }): JobPrompt {
   if ((job.context === undefined) === (job.prompt === undefined)) throw invalidJob("the job must carry exactly one of context and prompt");
   if (job.context !== undefined) {
     const { question, sets } = job.context;

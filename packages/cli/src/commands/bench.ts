@@ -1,9 +1,8 @@
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { BENCH_STRATEGIES, describeRun, OCCLUSION_STRATEGIES, readBenchCorpus, runOcclusionBench, type BenchStrategy } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
+import { defaultCorpus } from "../defaultCorpus.js";
 import { progressBar } from "../progressBar.js";
 import { nonNegativeInt, positiveInt } from "../parseArgs.js";
 import { registerBenchAttributionCommand } from "./benchAttribution.js";
@@ -27,13 +26,6 @@ interface BenchOcclusionOptions {
   flashAttention: string;
   kv: string;
   json?: boolean;
-}
-
-/** The demo corpus shipped in examples/ (found relative to this file in the repository). */
-export function defaultCorpus(): string {
-  const demo = fileURLToPath(new URL("../../../../examples/demo-corpus/corpus.jsonl", import.meta.url));
-  if (existsSync(demo)) return demo;
-  throw new CliError("no corpus given and the demo corpus (examples/demo-corpus/corpus.jsonl) is missing; pass --corpus FILE");
 }
 
 export function registerBenchCommand(program: Command): void {

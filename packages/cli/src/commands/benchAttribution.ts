@@ -5,7 +5,7 @@ import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "../progressBar.js";
-import { defaultCorpus } from "./bench.js";
+import { defaultCorpus } from "../defaultCorpus.js";
 
 interface BenchAttributionFlags {
   model: string;

@@ -5,7 +5,7 @@ import type { AskEvent, AskRequest } from "@attr-rag/contracts";
 import { scoreAnswer } from "@attr-rag/core";
 import { describeRun } from "@attr-rag/engine";
 import { runAsk, Runtime, type GatewayConfig } from "@attr-rag/gateway";
-import { ChunkStore, type Embedder } from "@attr-rag/index";
+import type { Embedder } from "@attr-rag/index";
 import type { AskFlags } from "../ask/askRequestFromFlags.js";
 import { remoteAsk } from "../ask/remoteAsk.js";
 import { CliError } from "../cliError.js";
@@ -22,7 +22,7 @@ import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "../progressBar.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
-import { ingestCorpus } from "./eval.js";
+import { formatDuration, ingestBenchmark } from "../eval/ingestBenchmark.js";
 import { addStrategyOptions } from "../ask/strategyOptions.js";
 
 interface EvalAnswersOptions extends AskFlags, Record<string, unknown> {
@@ -53,12 +53,6 @@ export const MAX_CONSECUTIVE_FAILURES = 5;
 
 type AskFunction = (request: AskRequest, onEvent: (e: AskEvent) => void, signal: AbortSignal) => Promise<void>;
 
-export function formatDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
-}
 
 /**
  * What must match for --resume to continue a run: rows made under other settings would be mixed silently.
@@ -120,24 +114,6 @@ async function openJudge(o: EvalAnswersOptions, config: GatewayConfig | undefine
   return localJudge(o.judge, { contextSize, gpuLayers, ...(threads !== undefined ? { threads } : {}) });
 }
 
-export async function ingestBenchmark(storeDir: string, embedderSpec: string, corpusPath: string): Promise<void> {
-  const embedder = await startEmbedder(embedderSpec);
-  try {
-    const store = await ChunkStore.open(storeDir, { create: true, embedder: { id: embedder.id, dimensions: embedder.dimensions }, embed: (t) => embedder.embed(t) }).catch((err: unknown) => {
-      throw storeErrorToCli(err);
-    });
-    try {
-      const t0 = performance.now();
-      const r = await ingestCorpus(store, embedder, corpusPath);
-      if (store.stats().missingVectors > 0) await store.rebuildVectors((texts) => embedder.embed(texts));
-      process.stderr.write(`eval: store ${storeDir}: ${r.written} documents embedded, ${r.unchanged} unchanged, in ${formatDuration(performance.now() - t0)}\n`);
-    } finally {
-      await store.close();
-    }
-  } finally {
-    await embedder.dispose();
-  }
-}
 
 export function registerEvalAnswersCommand(evalCmd: Command): void {
   const command = evalCmd

@@ -13,8 +13,8 @@ import { addConfigOptions, configFromOptions, gatewayErrorToCli } from "../gatew
 import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "../progressBar.js";
 import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
-import { loadQuestions } from "./eval.js";
-import { formatDuration, ingestBenchmark } from "./evalAnswers.js";
+import { loadQuestions } from "../eval/evalInputs.js";
+import { formatDuration, ingestBenchmark } from "../eval/ingestBenchmark.js";
 
 interface EvalOcclusionOptions extends AskFlags {
   questions: string;

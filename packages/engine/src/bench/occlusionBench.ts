@@ -1,8 +1,8 @@
+import type { ModelHandle } from "../modelHandle.js";
 import { buildPromptSegments } from "@attr-rag/core";
 import { compareSequences } from "../divergence.js";
 import type { EngineContext } from "../EngineContext.js";
 import { EngineArgumentError } from "../errors.js";
-import type { Model } from "../Model.js";
 import { EXACT_STRATEGIES, isApproximate, OCCLUSION_STRATEGIES, type ApproximateStrategy, type OcclusionResult } from "../occlude.js";
 import type { ScreenResult } from "../screen.js";
 import { measureFidelity, type Fidelity } from "./occlusionFidelity.js";
@@ -68,7 +68,7 @@ export interface OcclusionBenchReport {
 }
 
 /** Context sets of about `setTokens` tokens each, cut from the corpus at token boundaries. */
-export function benchSets(model: Model, corpus: readonly string[], sets: number, setTokens: number): string[] {
+export function benchSets(model: ModelHandle, corpus: readonly string[], sets: number, setTokens: number): string[] {
   const tokens: number[] = [];
   for (const text of corpus) {
     tokens.push(...model.tokenize(text));

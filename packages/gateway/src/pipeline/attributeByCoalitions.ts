@@ -5,7 +5,7 @@ import { ServiceError } from "@attr-rag/index";
 import { settingsToProto } from "@attr-rag/selector";
 import { addCounters } from "@attr-rag/worker";
 import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
-import type { AttributeSetsHooks, AttributeSetsInput, AttributeSetsResult, SetText } from "./attributeSets.js";
+import type { AttributeSetsHooks, AttributeSetsInput, AttributeSetsResult, SetText } from "./attributeSetsTypes.js";
 import { streamGeneration } from "./generateAnswer.js";
 import { likelihoodUtility } from "./likelihoodUtility.js";
 import { checkCoalitionLimits, methodToProto } from "./resolveAttribution.js";

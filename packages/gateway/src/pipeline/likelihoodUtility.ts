@@ -3,7 +3,7 @@ import type { Coalition, Utility } from "@attr-rag/core";
 import { addCounters } from "@attr-rag/worker";
 import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { engineCall, newJobId } from "./engineCalls.js";
-import type { SetText } from "./attributeSets.js";
+import type { SetText } from "./attributeSetsTypes.js";
 
 export interface LikelihoodUtility {
   readonly utility: Utility;
