@@ -6,6 +6,7 @@
 #include <string>
 
 #include "DecodeScheduler.h"
+#include "Draft.h"
 #include "Greedy.h"
 #include "KvReuse.h"
 #include "TokenText.h"
@@ -18,9 +19,6 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-constexpr int kMinWindow = 4;
-constexpr int kRealignTokens = 3;  // tail length that must match A_full to draft from it again
-
 struct Seq {
   llama_seq_id id = 0;
   int index = -1;  // -1 = A_full, else index into request.occlude
@@ -30,14 +28,7 @@ struct Seq {
   llama_pos nPast = 0;
   bool done = false;
   std::string text;  // detokenized answer so far, for stop strings
-  bool canDraft = false;
-  int alignAt = -1;  // index in the draft source of the next expected token; -1 = not aligned
-  int window = kMinWindow;
-  // Drafts rejected outright back off exponentially, so an answer that has left A_full for good stops
-  // paying for drafts that never match.
-  int misses = 0;
-  int cooldown = 0;
-  std::vector<llama_token> draft;
+  DraftState draft;
 };
 
 class Scheduler {
@@ -176,9 +167,7 @@ class Scheduler {
           counters_->tokensReused += s.nPast;
           s.feed = occludedSuffixOf(req_, j);
         }
-        s.canDraft = speculative;
-        s.alignAt = speculative ? 0 : -1;
-        s.window = std::max(kMinWindow, req_.draftInitial);
+        if (speculative) startDraft(s.draft, req_.draftInitial);
         active.push_back(&s);
       }
       if (approximate) attachReused(seqs, start, end, plans);
@@ -239,30 +228,23 @@ class Scheduler {
     for (size_t si = 0; si < active.size(); si++) {
       Seq& s = *active[si];
       if (s.done) continue;
-      s.draft.clear();
-      if (s.cooldown > 0) {
-        s.cooldown--;
-      } else if (s.canDraft && s.alignAt >= 0) {
-        const int room = req_.maxTokens - static_cast<int>(s.out->tokens.size());
-        const int available = static_cast<int>(draftSource_.size()) - s.alignAt;
-        const int w = std::max(0, std::min({s.window, room, available}));
-        s.draft.assign(draftSource_.begin() + s.alignAt, draftSource_.begin() + s.alignAt + w);
-      }
-      if (!s.feedIsPrompt || !s.draft.empty()) promptOnly = false;
+      proposeDraft(s.draft, draftSource_, req_.maxTokens - static_cast<int>(s.out->tokens.size()));
+      const std::vector<llama_token>& draft = s.draft.tokens;
+      if (!s.feedIsPrompt || !draft.empty()) promptOnly = false;
       llama_pos pos = s.nPast;
       for (size_t i = 0; i < s.feed.size(); i++) {
         items.push_back({s.feed[i], pos++, s.id, i + 1 == s.feed.size(), static_cast<int32_t>(si), 0});
       }
-      for (size_t i = 0; i < s.draft.size(); i++) {
-        items.push_back({s.draft[i], pos++, s.id, true, static_cast<int32_t>(si), static_cast<int32_t>(i + 1)});
+      for (size_t i = 0; i < draft.size(); i++) {
+        items.push_back({draft[i], pos++, s.id, true, static_cast<int32_t>(si), static_cast<int32_t>(i + 1)});
       }
-      counters_->draftProposed += static_cast<long long>(s.draft.size());
+      counters_->draftProposed += static_cast<long long>(draft.size());
     }
     if (items.empty()) return;
 
     std::vector<std::vector<GreedyPick>> picks(active.size());
     for (size_t si = 0; si < active.size(); si++) {
-      if (!active[si]->done) picks[si].resize(active[si]->draft.size() + 1);
+      if (!active[si]->done) picks[si].resize(active[si]->draft.tokens.size() + 1);
     }
     const long long before = stats_.decodeCalls;
     lane_.run(items, [&](const float* logits, const BatchItem& item) {
@@ -278,7 +260,8 @@ class Scheduler {
   }
 
   void accept(Seq& s, const std::vector<GreedyPick>& picks) {
-    const size_t w = s.draft.size();
+    const std::vector<llama_token>& draft = s.draft.tokens;
+    const size_t w = draft.size();
     size_t accepted = 0;
     std::vector<llama_token> emitted;
     llama_token pending = -1;
@@ -287,7 +270,7 @@ class Scheduler {
       const bool alive = emit(s, p);
       emitted.push_back(p.token);
       if (!alive) break;
-      if (k < w && p.token == s.draft[k]) {
+      if (k < w && p.token == draft[k]) {
         accepted++;
         continue;
       }
@@ -295,49 +278,16 @@ class Scheduler {
       break;
     }
     counters_->draftAccepted += static_cast<long long>(accepted);
-    if (w > 0 && accepted == 0) {
-      s.misses = std::min(s.misses + 1, 6);
-      s.cooldown = (1 << s.misses) - 1;
-    } else if (accepted > 0) {
-      s.misses = 0;
-    }
+    recordDraftOutcome(s.draft, accepted);
     const llama_pos fed = static_cast<llama_pos>(s.feed.size());
     s.nPast += fed + static_cast<llama_pos>(accepted);
     if (s.done) return;
     if (accepted < w) lane_.seqRm(s.id, s.nPast, -1);
     s.feed.assign(1, pending);
     s.feedIsPrompt = false;
-    if (s.canDraft) updateAlignment(s, emitted, w > 0 && accepted == w);
+    if (s.draft.enabled) followAnswer(s.draft, draftSource_, emitted, s.out->tokens, w > 0 && accepted == w, req_.draftMax);
   }
 
-  void updateAlignment(Seq& s, const std::vector<llama_token>& emitted, bool wholeDraftAccepted) {
-    for (llama_token t : emitted) {
-      if (s.alignAt >= 0 && s.alignAt < static_cast<int>(draftSource_.size()) && draftSource_[s.alignAt] == t) {
-        s.alignAt++;
-      } else {
-        s.alignAt = -1;
-      }
-    }
-    if (s.alignAt >= 0) {
-      if (wholeDraftAccepted) s.window = std::min(std::max(s.window * 2, kMinWindow), std::max(req_.draftMax, kMinWindow));
-      return;
-    }
-    s.window = kMinWindow;
-    // The answer left A_full; where its last few tokens occur in A_full again, draft from there.
-    const auto& out = s.out->tokens;
-    if (static_cast<int>(out.size()) < kRealignTokens) return;
-    const int n = static_cast<int>(draftSource_.size());
-    for (int q = kRealignTokens; q < n; q++) {
-      bool match = true;
-      for (int i = 0; i < kRealignTokens && match; i++) {
-        match = draftSource_[q - kRealignTokens + i] == out[out.size() - kRealignTokens + i];
-      }
-      if (match) {
-        s.alignAt = q;
-        return;
-      }
-    }
-  }
 
   // Appends one greedy token to a sequence's answer; returns false once the sequence has finished.
   bool emit(Seq& s, const GreedyPick& p) {
@@ -383,44 +333,6 @@ class Scheduler {
 };
 
 }  // namespace
-
-void sharePrefix(Lane& lane, llama_seq_id dst, llama_pos length) { sharePrefixFrom(lane, 0, dst, length); }
-
-void sharePrefixFrom(Lane& lane, llama_seq_id src, llama_seq_id dst, llama_pos length) {
-  if (length <= 0) return;
-  if (lane.kvUnified()) {
-    lane.seqCp(src, dst, 0, length);
-  } else {
-    lane.seqCp(src, dst, -1, -1);
-    lane.seqRm(dst, length, -1);
-  }
-}
-
-long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
-  long long full = static_cast<long long>(req.prefix.size() + req.suffix.size());
-  for (const auto& b : req.blocks) full += static_cast<long long>(b.size());
-  const long long answer = req.maxTokens + 1;
-  if (req.strategy == Strategy::Naive) return full + answer;
-  const bool drafts = req.strategy == Strategy::Speculative || isApproximate(req.strategy);
-  const long long draft = drafts ? std::max(req.draftMax, 4) : 0;
-  // Per-sequence streams: each holds its whole prompt (the copied prefix included) and its answer.
-  if (!req.kvUnified) return full + answer + draft;
-  std::vector<long long> suffixes;
-  const std::vector<llama_token> prompt = isApproximate(req.strategy) ? fullPromptOf(req) : std::vector<llama_token>();
-  for (int32_t j : req.occlude) {
-    if (isApproximate(req.strategy)) {
-      suffixes.push_back(reuseCells(reusePlan(req, prompt, j), true, full) + answer + draft);
-      continue;
-    }
-    long long s = static_cast<long long>(req.suffix.size());
-    for (size_t i = j + 1; i < req.blocks.size(); i++) s += static_cast<long long>(req.blocks[i].size());
-    suffixes.push_back(s + answer + draft);
-  }
-  std::sort(suffixes.rbegin(), suffixes.rend());
-  long long cells = full + answer;
-  for (int k = 0; k < parallel && k < static_cast<int>(suffixes.size()); k++) cells += suffixes[k];
-  return cells;
-}
 
 OcclusionResult runOcclusion(Lane& lane, const OcclusionRequest& req, const OcclusionProgress& progress) {
   if (req.hasForced) return runForced(lane, req);

@@ -2,7 +2,7 @@
 // (packages/cli/test/importGraph.test.ts): which source file imports which, found by reading import and
 // export-from statements (type-only ones included: a circle of types is still a circle to a reader).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\sfrom\s+)?["']([^"']+)["']/g;
 
@@ -90,4 +90,3 @@ export function readPackages(packagesDir) {
   return files;
 }
 
-export { relative };

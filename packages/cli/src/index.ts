@@ -1,3 +1,2 @@
 export { createProgram, VERSION } from "./program.js";
 export { CliError } from "./cliError.js";
-export { scoreMetricLines } from "./commands/metrics.js";

@@ -68,7 +68,7 @@ export { TextDeltas } from "./textDeltas.js";
 export type { ScoreOptions, ScoreResult } from "./score.js";
 export type { EmbedOptions, RerankOptions } from "./embed.js";
 export { compareSequences, type Comparison, type Divergence, type SequenceLike } from "./divergence.js";
-export { concatTokens, segmentsLength, type TokenSegments } from "./tokenSegments.js";
+export { concatTokens, type TokenSegments } from "./tokenSegments.js";
 export {
   AbortError,
   DisposedError,
@@ -82,9 +82,8 @@ export { defaultModelPath, listCachedNames, modelCacheDir, resolveModel, SHIPPED
 export { parseModelSource, type ModelSource } from "./models/modelSource.js";
 export { pullModel, type PullOptions, type PullProgress, type PullResult } from "./models/pullModel.js";
 export { describeModel, listCachedModels, type CachedModel, type PartialDownload } from "./models/cachedModels.js";
-export { nativeAddon } from "./native/loadAddon.js";
 export type { NativeDevice } from "./native/addonTypes.js";
 export { readBenchCorpus } from "./bench/benchCorpus.js";
 export { describeRun, type BenchRun } from "./bench/runRecord.js";
 export { runAttributionBench, type AttributionBenchOptions, type AttributionBenchReport } from "./bench/attributionBench.js";
-export { BENCH_STRATEGIES, benchSets, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";
+export { BENCH_STRATEGIES, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";

@@ -8,6 +8,7 @@ import { BatchClient } from "./helpers/batchClient.js";
 import { bufCurl, jsonMessages } from "./helpers/bufCurl.js";
 import { buildDemoStore, REPO_ROOT, testConfig } from "./helpers/demoStore.js";
 import { askStream, attrRagClient } from "./helpers/grpcClients.js";
+import { until } from "./helpers/until.js";
 
 const QUESTIONS: string[] = readFileSync(join(REPO_ROOT, "examples/demo-corpus/questions.jsonl"), "utf8")
   .trim()
@@ -31,16 +32,6 @@ function twentyItems(): BatchItem[] {
   ];
   extra.forEach((e, i) => items.push({ itemId: `variant-${i + 1}`, request: AskRequest.fromPartial({ question: QUESTIONS[i % QUESTIONS.length]!, ...e }) }));
   return items;
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe("batches (embedded gateway, batches.sqlite)", () => {
@@ -169,7 +160,7 @@ describe("batches (embedded gateway, batches.sqlite)", () => {
     await until(async () => {
       const b = await batches.get("to-cancel");
       return b.counts!.succeeded >= 1 && b.counts!.running === 1 ? b : undefined;
-    }, "one item finished and one running");
+    }, "one item finished and one running", 120_000, 100);
     const cancelled = await batches.cancel("to-cancel");
     expect([BatchState.BATCH_STATE_CANCELLING, BatchState.BATCH_STATE_CANCELLED]).toContain(cancelled.state);
     const end = (await batches.watch("to-cancel")).batches.at(-1)!;
@@ -221,7 +212,7 @@ describe("batches (embedded gateway, batches.sqlite)", () => {
     const events: AskEvent[] = [];
     const leave = runtime.interactive.enter(); // what admitted() does for every Ask and Attribute
     const item = runAsk(runtime.batchPipeline, AskRequest.fromPartial({ question: QUESTIONS[5]!, generation: { maxTokens: 8 } }), (e) => events.push(e), new AbortController().signal);
-    await until(async () => (events.some((e) => e.stage?.$case === "reranked") ? true : undefined), "retrieval and re-rank of the batch item");
+    await until(async () => (events.some((e) => e.stage?.$case === "reranked") ? true : undefined), "retrieval and re-rank of the batch item", 120_000, 100);
     await new Promise((r) => setTimeout(r, 1_500));
     // Retrieval and re-ranking ran; the engine's first job (A_full) did not start while the gate was held.
     expect(events.map((e) => e.stage!.$case)).toEqual(["retrieved", "aligned", "reranked"]);

@@ -7,6 +7,7 @@ import { curl, envelope, envelopeBytes, unenvelope } from "./helpers/curl.js";
 import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
 import { askStream, attrRagClient, stageOrder } from "./helpers/grpcClients.js";
 import { healthCheck } from "./helpers/probes.js";
+import { until } from "./helpers/until.js";
 
 const TOKEN = "http-test-token";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -162,7 +163,7 @@ describe("gateway HTTP/JSON face (Connect protocol)", () => {
     });
     const { end } = unenvelope(reply.body);
     expect(end?.error?.code).toBe("deadline_exceeded");
-    await until(() => runtime.generator.sequencesInUse() === 0);
+    await until(() => runtime.generator.sequencesInUse() === 0, "the timed-out ask to free its KV sequences");
   });
 
   it("http - a client that drops the stream mid-occlusion cancels the job: 0 KV sequences in use after", async () => {
@@ -191,7 +192,7 @@ describe("gateway HTTP/JSON face (Connect protocol)", () => {
       req.end(body);
     });
     expect(stagesSeen).not.toContain("attribution");
-    await until(() => runtime.generator.sequencesInUse() === 0 && server.admission.running === 0);
+    await until(() => runtime.generator.sequencesInUse() === 0 && server.admission.running === 0, "the dropped stream to free its slot and KV sequences");
     expect(runtime.generator.sequencesInUse()).toBe(0);
   });
 
@@ -224,7 +225,7 @@ describe("gateway HTTP/JSON face (Connect protocol)", () => {
     }
     expect([...statuses.keys()].some((s) => s >= 400)).toBe(true);
     expect(dropped).toBeLessThan(60);
-    await until(() => server.admission.running === 0 && runtime.generator.sequencesInUse() === 0, 60_000);
+    await until(() => server.admission.running === 0 && runtime.generator.sequencesInUse() === 0, "every fuzzed request to release its slot and KV sequences", 60_000);
     expect(await healthCheck(server.address, "")).toBe("SERVING");
     const after = await curl(`${base}/grpc.health.v1.Health/Check`, { body: "{}", headers: { "content-type": "application/json" } });
     expect(json(after.body)).toEqual({ status: "SERVING" });
@@ -273,12 +274,4 @@ function rawPost(url: string, body: Buffer, headers: Record<string, string>, dro
     req.on("error", (err: NodeJS.ErrnoException) => (req.destroyed || err.code === "ECONNRESET" || err.code === "EPIPE" ? resolve("dropped") : reject(err)));
     req.end(body);
   });
-}
-
-async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

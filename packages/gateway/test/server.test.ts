@@ -27,6 +27,7 @@ import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
 import { askStream, attrRagClient, stageOrder } from "./helpers/grpcClients.js";
 import { healthCheck } from "./helpers/probes.js";
 import { bufCurl, jsonMessages } from "./helpers/bufCurl.js";
+import { until } from "./helpers/until.js";
 
 const ATTR_RAG_ORDER = ["retrieved", "aligned", "reranked", "initialAnswerDelta", "occlusionProgress", "attribution", "selection", "gapFill", "finalAnswerDelta", "finalAnswer", "done"];
 
@@ -42,14 +43,6 @@ function stage<C extends "retrieved" | "aligned" | "reranked" | "attribution" | 
 
 function attribute(client: AttrRagServiceClient, request: AttributeRequest): Promise<AttributeResponse> {
   return new Promise((resolve, reject) => client.attribute(request, (err, res) => (err ? reject(err) : resolve(res))));
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (condition()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe("gateway server", () => {

@@ -1,13 +1,14 @@
 import { resolve } from "node:path";
 import { chunkDocument, type Chunk } from "@attr-rag/core";
-import { DocumentNotFoundError, EmbeddingError, InvalidDocumentError, InvalidQueryError, StoreClosedError, StoreError, VectorsIncompleteError } from "./errors.js";
+import { DocumentNotFoundError, InvalidDocumentError, InvalidQueryError, StoreClosedError, StoreError } from "./errors.js";
 import { contentHash } from "./ingest/contentHash.js";
 import { embedTexts } from "./ingest/embedTexts.js";
 import { validateDocument } from "./ingest/validateDocument.js";
 import { Bm25Search } from "./search/bm25Search.js";
 import { DenseSearch } from "./search/denseSearch.js";
 import { fuseHits, hybridCandidates } from "./search/fuseHits.js";
-import { DEFAULT_FUSION, LEGACY_RRF_FUSION, validateFusion, type FusionSettings } from "./search/fusionSettings.js";
+import { DEFAULT_FUSION, validateFusion, type FusionSettings } from "./search/fusionSettings.js";
+import { hybridFusion } from "./search/hybridFusion.js";
 import { MAX_K, validateFilters, validateK, validateQueryText, validateQueryVector } from "./search/searchOptions.js";
 import { DocumentRows } from "./sqlite/documentRows.js";
 import { migrate } from "./sqlite/migrations.js";
@@ -31,9 +32,9 @@ import type {
   VectorRepairReport,
 } from "./types.js";
 import { loadVectorFile } from "./vectors/loadVectorFile.js";
-import { saveVectorFile } from "./vectors/saveVectorFile.js";
 import { fileSize } from "./vectors/vectorFile.js";
-import { VectorIndex } from "./vectors/VectorIndex.js";
+import { ChunkVectors } from "./vectors/chunkVectors.js";
+import type { VectorIndex, VectorIndexConfig } from "./vectors/VectorIndex.js";
 import { VectorState } from "./vectors/vectorState.js";
 
 /**
@@ -56,25 +57,17 @@ export class ChunkStore {
   readonly #config: StoreConfig;
   readonly #schemaVersion: number;
   readonly #rows: DocumentRows;
-  readonly #state: VectorState;
   readonly #bm25: Bm25Search;
   readonly #dense: DenseSearch;
-  readonly #saveEvery: number;
   readonly #embedBatchSize: number;
-  #vectors: VectorIndex;
-  /** Keys of live chunks that have no vector in memory. */
-  readonly #missing = new Set<number>();
-  /** The in-memory index differs from the saved file. */
-  #dirty = false;
-  #writesSinceSave = 0;
-  #lastSaveError: string | undefined;
+  readonly #vectors: ChunkVectors;
   #repair: VectorRepairReport = { removedStale: 0, rebuilt: 0, missing: 0 };
   #storedFusion: { fusion?: FusionSettings; error?: string };
   readonly #inFlight = new Set<Promise<unknown>>();
   #rebuilding: Promise<VectorRepairReport> | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(files: StoreFiles, lock: StoreLock, db: Db, config: StoreConfig, vectors: VectorIndex, schemaVersion: number, options: OpenStoreOptions) {
+  private constructor(files: StoreFiles, lock: StoreLock, db: Db, config: StoreConfig, loaded: VectorIndex, schemaVersion: number, options: OpenStoreOptions) {
     this.path = files.dir;
     this.embedder = config.embedder;
     this.#files = files;
@@ -82,13 +75,14 @@ export class ChunkStore {
     this.#db = db;
     this.#config = config;
     this.#schemaVersion = schemaVersion;
-    this.#vectors = vectors;
     this.#rows = new DocumentRows(db);
-    this.#state = new VectorState(db);
     this.#bm25 = new Bm25Search(db);
     this.#dense = new DenseSearch(db);
-    this.#saveEvery = options.saveEvery ?? DEFAULT_SAVE_EVERY;
     this.#embedBatchSize = options.embedBatchSize ?? DEFAULT_EMBED_BATCH_SIZE;
+    this.#vectors = new ChunkVectors(db, files, new VectorState(db), vectorConfig(config), loaded, {
+      saveEvery: options.saveEvery ?? DEFAULT_SAVE_EVERY,
+      embedBatchSize: this.#embedBatchSize,
+    });
     this.#storedFusion = readFusion(db, files.dir);
   }
 
@@ -107,20 +101,14 @@ export class ChunkStore {
       db = openDatabase(files.sqlite, files.dir);
       const schemaVersion = migrate(db, files.dir);
       const config = loadOrInitConfig(db, options, files.dir);
-      const loaded = loadVectorFile(db, files, ChunkStore.#vectorConfig(config));
+      const loaded = loadVectorFile(db, files, vectorConfig(config));
       const store = new ChunkStore(files, lock, db, config, loaded.index, schemaVersion, options);
-      store.#reconcile(loaded.discarded);
-      if (options.embed && store.#missing.size > 0) {
-        const { rebuilt, missing } = await store.rebuildVectors(options.embed).catch((err: unknown) => {
-          throw new EmbeddingError(
-            `opening ${files.dir}: rebuilding ${store.#missing.size} missing vectors failed (${(err as Error).message}); ` +
-              `fix the embedder, or open without { embed } to serve BM25 and call rebuildVectors() later`,
-            { cause: err },
-          );
-        });
+      store.#repair = store.#vectors.reconcile(loaded.discarded);
+      if (options.embed && store.#vectors.missingCount > 0) {
+        const { rebuilt, missing } = await store.#vectors.rebuildOnOpen(options.embed, store.embedder);
         store.#repair = { ...store.#repair, rebuilt, missing };
       } else {
-        store.#save();
+        store.#vectors.save();
       }
       return store;
     } catch (err) {
@@ -164,7 +152,7 @@ export class ChunkStore {
       const added = this.#rows.insert({ ...doc, contentHash: hash, textLength: doc.text.length }, chunks);
       return { result: { status: current ? "replaced" : "indexed", chunkCount: chunks.length } as const, removed, added };
     })();
-    if (outcome.added.length > 0 || outcome.removed.length > 0) this.#applyVectorChanges(outcome.removed, outcome.added, vectors);
+    if (outcome.added.length > 0 || outcome.removed.length > 0) this.#vectors.apply(outcome.removed, outcome.added, vectors);
     return outcome.result;
   }
 
@@ -185,7 +173,7 @@ export class ChunkStore {
       if (!this.#rows.delete(id)) throw new DocumentNotFoundError(id, "deleteDocument");
       return keys;
     })();
-    this.#applyVectorChanges(removed, [], []);
+    this.#vectors.apply(removed, [], []);
   }
 
   getDocument(id: string): StoredDocument | undefined {
@@ -225,8 +213,8 @@ export class ChunkStore {
     this.#assertOpen(what);
     const k = validateK(options?.k, what);
     const vector = validateQueryVector(queryVector, this.embedder.dimensions, this.embedder.id, what);
-    this.#assertVectorsComplete(what);
-    return this.#dense.search(this.#vectors, vector, k, validateFilters(options, what));
+    this.#vectors.assertComplete(what, () => this.#rows.counts().chunks);
+    return this.#dense.search(this.#vectors.index, vector, k, validateFilters(options, what));
   }
 
   /**
@@ -238,13 +226,13 @@ export class ChunkStore {
     this.#assertOpen(what);
     const k = validateK(options?.k, what);
     const candidates = options.candidates === undefined ? Math.min(MAX_K, hybridCandidates(k)) : validateK(options.candidates, what, "candidates");
-    const fusion = this.#hybridFusion(options, what);
+    const fusion = hybridFusion(options, () => this.fusion, this.#storedFusion.fusion, what);
     const text = validateQueryText(query, what);
     const vector = validateQueryVector(queryVector, this.embedder.dimensions, this.embedder.id, what);
     const filters = validateFilters(options, what);
-    this.#assertVectorsComplete(what);
+    this.#vectors.assertComplete(what, () => this.#rows.counts().chunks);
     const bm25 = this.#bm25.search(text, candidates, filters);
-    const dense = this.#dense.search(this.#vectors, vector, candidates, filters);
+    const dense = this.#dense.search(this.#vectors.index, vector, candidates, filters);
     return fuseHits(bm25, dense, k, fusion);
   }
 
@@ -273,27 +261,6 @@ export class ChunkStore {
     this.#storedFusion = valid === undefined ? {} : { fusion: valid };
   }
 
-  #hybridFusion(options: HybridSearchOptions, what: string): FusionSettings {
-    const { fusion, rrfK, bm25Weight } = options;
-    if (fusion !== undefined) {
-      if (rrfK !== undefined || bm25Weight !== undefined) {
-        throw new InvalidQueryError(`${what}: give either fusion or the RRF options rrfK/bm25Weight, not both; fusion { method: "rrf", rrfK, bm25Weight } covers them`);
-      }
-      return validateFusion(fusion, what);
-    }
-    if (rrfK === undefined && bm25Weight === undefined) return this.fusion;
-    if (rrfK !== undefined && (typeof rrfK !== "number" || !Number.isFinite(rrfK) || rrfK < 0)) {
-      throw new InvalidQueryError(`${what}: rrfK must be a finite number ≥ 0, got ${String(rrfK)}`);
-    }
-    if (bm25Weight !== undefined && (typeof bm25Weight !== "number" || !Number.isFinite(bm25Weight) || bm25Weight < 0)) {
-      throw new InvalidQueryError(`${what}: bm25Weight must be a finite number ≥ 0, got ${String(bm25Weight)}`);
-    }
-    // An explicit rrfK (the gRPC rrf_k) has always meant RRF; the store's RRF fusion, if any, fills the rest.
-    const stored = this.#storedFusion.fusion;
-    const base = stored?.method === "rrf" ? stored : LEGACY_RRF_FUSION;
-    return { method: "rrf", rrfK: rrfK ?? base.rrfK, bm25Weight: bm25Weight ?? base.bm25Weight };
-  }
-
   stats(): StoreStats {
     this.#assertOpen("stats");
     const counts = this.#rows.counts();
@@ -307,10 +274,10 @@ export class ChunkStore {
       quantization: this.#config.quantization,
       chunker: this.#config.chunker,
       vectors: this.#vectors.size,
-      missingVectors: this.#missing.size,
-      unsavedVectorChanges: this.#dirty,
+      missingVectors: this.#vectors.missingCount,
+      unsavedVectorChanges: this.#vectors.unsavedChanges,
       files: { sqlite: fileSize(this.#files.sqlite), wal: fileSize(`${this.#files.sqlite}-wal`), vectors: fileSize(this.#files.vectors) },
-      ...(this.#lastSaveError !== undefined ? { lastVectorSaveError: this.#lastSaveError } : {}),
+      ...(this.#vectors.lastSaveError !== undefined ? { lastVectorSaveError: this.#vectors.lastSaveError } : {}),
     };
   }
 
@@ -321,33 +288,16 @@ export class ChunkStore {
   rebuildVectors(embed: EmbedFunction): Promise<VectorRepairReport> {
     this.#assertOpen("rebuildVectors");
     if (typeof embed !== "function") throw new StoreError("rebuildVectors: embed must be a function (texts) => Promise<Float32Array[]>");
-    this.#rebuilding ??= this.#track(this.#rebuild(embed)).finally(() => {
+    this.#rebuilding ??= this.#track(this.#vectors.rebuild(embed, this.embedder)).finally(() => {
       this.#rebuilding = undefined;
     });
     return this.#rebuilding;
   }
 
-  async #rebuild(embed: EmbedFunction): Promise<VectorRepairReport> {
-    const keys = [...this.#missing].sort((a, b) => a - b);
-    let rebuilt = 0;
-    for (let i = 0; i < keys.length; i += this.#embedBatchSize) {
-      const rows = this.#state.texts(keys.slice(i, i + this.#embedBatchSize));
-      const vectors = await embedTexts(embed, rows.map((r) => r.text), this.embedder, this.#embedBatchSize);
-      // A chunk deleted (or already rebuilt) while embedding no longer needs its vector.
-      const keep = rows.flatMap((r, j) => (this.#missing.has(r.key) ? [{ key: r.key, vector: vectors[j]! }] : []));
-      this.#vectors.add(keep.map((e) => e.key), keep.map((e) => e.vector));
-      for (const e of keep) this.#missing.delete(e.key);
-      rebuilt += keep.length;
-      if (keep.length > 0) this.#dirty = true;
-    }
-    this.#save();
-    return { removedStale: 0, rebuilt, missing: this.#missing.size };
-  }
-
   /** Saves the vector file now if it is out of date (atomically; see saveVectorFile). */
   flush(): void {
     this.#assertOpen("flush");
-    this.#save();
+    this.#vectors.save();
   }
 
   /** Waits for running writes, saves the vector file, closes SQLite and releases the lock. Repeat-safe. */
@@ -363,82 +313,15 @@ export class ChunkStore {
   async #close(): Promise<void> {
     await Promise.allSettled([...this.#inFlight]);
     try {
-      this.#save();
+      this.#vectors.save();
     } finally {
       this.#db.close();
       this.#lock.release();
     }
   }
 
-  /**
-   * Open-time repair of the loaded index against vector_state: drop vectors of deleted chunks, note live
-   * chunks without a vector. If the index holds vectors of keys SQLite does not know (which the save
-   * protocol should make impossible) they cannot be named to remove them, so the index starts over.
-   */
-  #reconcile(discarded: string | undefined): void {
-    const removedStale = this.#vectors.remove(this.#state.deletedKeys());
-    const live = this.#state.liveKeys();
-    const present = this.#vectors.contains(live);
-    live.forEach((key, i) => {
-      if (!present[i]) this.#missing.add(key);
-    });
-    const unknown = this.#vectors.size - (live.length - this.#missing.size);
-    if (unknown !== 0) {
-      discarded = `${this.#files.vectors} held ${unknown} vectors of unknown chunks; the index is rebuilt from store.sqlite`;
-      this.#vectors = VectorIndex.empty(ChunkStore.#vectorConfig(this.#config));
-      for (const key of live) this.#missing.add(key);
-    }
-    if (removedStale > 0 || discarded !== undefined) this.#dirty = true;
-    this.#repair = { removedStale, rebuilt: 0, missing: this.#missing.size, ...(discarded !== undefined ? { discardedVectorFile: discarded } : {}) };
-  }
-
-  /** After a commit: mirror it in the in-memory index (synchronously, so no save can see half of it). */
-  #applyVectorChanges(removed: readonly number[], added: readonly number[], vectors: readonly Float32Array[]): void {
-    for (const key of removed) this.#missing.delete(key);
-    this.#vectors.remove(removed);
-    try {
-      this.#vectors.add(added, vectors);
-    } catch (err) {
-      for (const key of added) this.#missing.add(key);
-      throw new StoreError(
-        `the document was committed, but adding its ${added.length} vectors to the index failed (${(err as Error).message}); ` +
-          `BM25 finds it, dense search needs rebuildVectors(embed)`,
-        { cause: err },
-      );
-    } finally {
-      this.#dirty = true;
-      this.#writesSinceSave++;
-    }
-    if (this.#writesSinceSave >= this.#saveEvery) {
-      // The write itself is durable in SQLite already; a failed vector save only delays the file, so it is
-      // reported in stats() rather than failing a write that succeeded. flush()/close() do throw.
-      try {
-        this.#save();
-      } catch (err) {
-        this.#lastSaveError = (err as Error).message;
-      }
-    }
-  }
-
-  #save(): void {
-    if (!this.#dirty) return;
-    saveVectorFile(this.#db, this.#files.vectors, this.#vectors, this.#state, [...this.#missing]);
-    this.#dirty = false;
-    this.#writesSinceSave = 0;
-    this.#lastSaveError = undefined;
-  }
-
   #assertOpen(what: string): void {
     if (this.#closing) throw new StoreClosedError(what);
-  }
-
-  #assertVectorsComplete(what: string): void {
-    if (this.#missing.size > 0) {
-      throw new VectorsIncompleteError(
-        `${what}: ${this.#missing.size} of ${this.#rows.counts().chunks} chunks have no vector (lost in a crash before the vector file was saved); ` +
-          `call rebuildVectors(embed) or open the store with { embed } — BM25 search works meanwhile`,
-      );
-    }
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
@@ -447,8 +330,8 @@ export class ChunkStore {
     work.then(forget, forget);
     return work;
   }
+}
 
-  static #vectorConfig(config: StoreConfig) {
-    return { dimensions: config.embedder.dimensions, quantization: config.quantization, hnsw: config.hnsw };
-  }
+function vectorConfig(config: StoreConfig): VectorIndexConfig {
+  return { dimensions: config.embedder.dimensions, quantization: config.quantization, hnsw: config.hnsw };
 }

@@ -34,20 +34,9 @@ export type { ReadDocument, ReadOptions, SkippedInput } from "./ingest/readers/t
 export { MAX_K, MAX_QUERY_CHARS } from "./search/searchOptions.js";
 export { toFtsMatch } from "./search/ftsQuery.js";
 export {
-  asServiceError,
   callSignal,
-  chunkConverter,
-  deleteDocument,
-  embedTexts,
-  getChunks,
-  getStats,
-  ingestOne,
-  ingestResponse,
   LocalIndex,
-  search,
   type IndexBackend,
-  type IngestOutcome,
-  type ServiceContext,
   createIndexServiceImplementation,
   DEFAULT_INDEX_SERVICE_LIMITS,
   listen,
@@ -55,7 +44,6 @@ export {
   shutdown,
   startIndexServer,
   toGrpcStatus,
-  toScoredChunks,
   type GrpcStatus,
   type IndexServerHandle,
   type IndexServiceLimits,

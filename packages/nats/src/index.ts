@@ -2,7 +2,7 @@
 export { connectNats, NatsConnectError, type NatsClientOptions } from "./connect.js";
 export { ConnectionWatch } from "./connectionWatch.js";
 export { natsServerAvailable, natsServerMissing, startNatsServer, type NatsServer, type NatsServerOptions } from "./natsServer.js";
-export { DEFAULT_JOB_QUEUE, ensureDurableConsumer, ensureJobStreams, ensureStream, ensureWorkerConsumer, workerConsumerConfig, type JobQueueSettings } from "./jobStreams.js";
+export { DEFAULT_JOB_QUEUE, ensureDurableConsumer, ensureJobStreams, ensureStream, ensureWorkerConsumer, type JobQueueSettings } from "./jobStreams.js";
 export { Code, RemoteError, requestProto, serveService, type EndpointHandler, type ProtoCodec, type RequestOptions } from "./protoRpc.js";
 export type { Service } from "@nats-io/services";
 export type { NatsConnection } from "@nats-io/transport-node";

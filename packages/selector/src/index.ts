@@ -1,8 +1,7 @@
 // Public API of @attr-rag/selector. Siblings import only from here.
 export { selectSets } from "./selectSets.js";
 export { LocalSelector, type SelectorBackend, type SelectorDeps } from "./selectorBackend.js";
-export { settingsFromProto, settingsToProto, type SelectionSettings } from "./selectionSettings.js";
-export { metricFromProto, metricToProto, type SelectionMetric } from "./protoNames.js";
-export { fillKeptGaps, type GetChunksFn } from "./gapFill.js";
+export { settingsToProto, type SelectionSettings } from "./selectionSettings.js";
+export { metricFromProto, type SelectionMetric } from "./protoNames.js";
 export { serveSelectorOverNats } from "./nats/selectorOverNats.js";
 export { NatsSelector } from "./nats/natsSelector.js";

@@ -68,9 +68,7 @@ async function clientStream(
   ctx: HandlerContext,
   fromHandler: (m: unknown) => unknown,
 ): Promise<never> {
-  let fail: (err: unknown) => void = () => {};
-  const settled = new Promise<never>((resolve, reject) => {
-    fail = reject;
+  return new Promise<never>((resolve, reject) => {
     const call = new BridgedCall(undefined, ctx.requestHeader, deadlineOf(ctx), ctx.signal, unarySink(reject));
     handler(call, (err, response) => (err ? reject(toConnectError(err)) : resolve(fromHandler(response) as never)));
     void (async () => {
@@ -81,11 +79,10 @@ async function clientStream(
         // A broken request stream (client gone, bad frame): the handler sees a cancel, the client the reason.
         call.cancelled = true;
         call.emit("cancelled");
-        fail(err);
+        reject(err);
       }
     })();
   });
-  return settled;
 }
 
 function unarySink(reject: (err: unknown) => void): CallSink {
