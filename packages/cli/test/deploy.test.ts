@@ -152,6 +152,15 @@ describe("deploy/", () => {
     // The gateway asks for the model id the workers serve.
     expect(worker!.args[worker!.args.indexOf("--model-id") + 1]).toBe("$(ATTR_RAG_MODEL)");
     const [gateway] = containers("Deployment/attr-rag-gateway");
+    // The workers serve the cross-encoder under the id the gateway re-ranks with (its ATTR_RAG_RERANKER), and
+    // the worker pod pulls the file it names.
+    const literals = new Map((kustomization.configMapGenerator[0].literals as string[]).map((l) => l.split("=") as [string, string]));
+    expect(literals.get("ATTR_RAG_RERANKER")).toMatch(/^[^.*>\s]+$/);
+    expect(worker!.args[worker!.args.indexOf("--reranker-id") + 1]).toBe("$(ATTR_RAG_RERANKER)");
+    for (const c of [worker!, gateway!]) expect(new Map(c.env!.map((e) => [e.name, e])).get("ATTR_RAG_RERANKER")?.valueFrom?.configMapKeyRef).toEqual({ name: "attr-rag-config", key: "ATTR_RAG_RERANKER" });
+    const rerankerFile = worker!.args[worker!.args.indexOf("--reranker") + 1]!;
+    const pulls = (byName.get("Deployment/attr-rag-worker")!.spec.template.spec.initContainers as Container[]).map((c) => c.args.at(-1)!);
+    expect(pulls.some((source) => source.endsWith(`/${rerankerFile}.gguf`)), `no init container pulls ${rerankerFile}`).toBe(true);
     // More than one gateway: a batch survives the death of the one that took it (another runs its items).
     expect(byName.get("Deployment/attr-rag-gateway")!.spec.replicas).toBeGreaterThanOrEqual(2);
     expect(new Map(gateway!.env!.map((e) => [e.name, e])).get("ATTR_RAG_MODEL")?.valueFrom?.configMapKeyRef?.key).toBe("ATTR_RAG_MODEL");
@@ -174,7 +183,7 @@ describe("deploy/", () => {
   it("deploy - compose.yaml runs every role with its own credentials and valid commands; the gateway is the only published port", () => {
     const compose = parse(read("compose.yaml"), { merge: true });
     const services = compose.services as Record<string, { command?: string[]; entrypoint?: string[]; environment?: Record<string, string>; ports?: string[]; volumes?: string[]; profiles?: string[] }>;
-    expect(Object.keys(services).sort()).toEqual(["gateway", "index", "ingest", "models-pull", "nats", "selector", "worker"]);
+    expect(Object.keys(services).sort()).toEqual(["gateway", "index", "ingest", "models-pull", "nats", "reranker-pull", "selector", "worker"]);
     for (const role of ROLES) {
       const s = services[role]!;
       expectValidCommand(s.command!, `compose ${role}`);
@@ -182,6 +191,7 @@ describe("deploy/", () => {
       expect(s.environment!.ATTR_RAG_NATS_PASS).toMatch(new RegExp(`^\\$\\{ATTR_RAG_${role.toUpperCase()}_PASSWORD:\\?`));
     }
     expectValidCommand(services["models-pull"]!.command!, "compose models-pull");
+    expectValidCommand(services["reranker-pull"]!.command!, "compose reranker-pull");
     expectValidCommand(services.ingest!.entrypoint!.slice(2), "compose ingest");
     for (const role of ROLES) expect(services.nats!.environment![`ATTR_RAG_${role.toUpperCase()}_PASSWORD`]).toBeDefined();
     expect(services.nats!.volumes).toContain("./nats/nats-server.conf:/etc/nats/nats-server.conf:ro");
@@ -190,6 +200,9 @@ describe("deploy/", () => {
     const gw = services.gateway!.command!;
     const wk = services.worker!.command!;
     expect(gw[gw.indexOf("--model") + 1]).toBe(wk[wk.indexOf("--model-id") + 1]);
+    // The gateway re-ranks with the id the workers serve the cross-encoder under.
+    expect(gw[gw.indexOf("--reranker") + 1]).toBe(wk[wk.indexOf("--reranker-id") + 1]);
+    expect(gw).toContain("--reranker");
     // The Dockerfiles the compose file and the manifests build exist, and .env stays out of git.
     expect(existsSync(join(DEPLOY, "docker/Dockerfile"))).toBe(true);
     expect(existsSync(join(DEPLOY, "docker/Dockerfile.cuda"))).toBe(true);
@@ -201,6 +214,7 @@ describe("deploy/", () => {
     expect(statSync(join(DEPLOY, "local/cluster")).mode & 0o111).not.toBe(0);
     expect(script.startsWith("#!/usr/bin/env bash")).toBe(true);
     expect(script).toMatch(/exec node "\$main" cluster "\$@"/);
-    expectValidCommand(["cluster", "--workers", "2", "--store", "s", "--model", "m", "--port", "0", "--threads", "1", "--quiet"], "deploy/local/cluster usage");
+    expectValidCommand(["cluster", "--workers", "2", "--store", "s", "--model", "m", "--reranker", "r", "--port", "0", "--threads", "1", "--quiet"], "deploy/local/cluster usage");
+    expect(script).toContain("[--reranker PATH|NAME]");
   });
 });

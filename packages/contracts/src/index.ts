@@ -183,6 +183,8 @@ export {
   JobProgress,
   LikelihoodJob,
   LikelihoodResult,
+  RerankJob,
+  RerankResult,
   OcclusionJob,
   OcclusionResult,
   GetWorkerStatsRequest,

@@ -56,6 +56,12 @@ describe("gateway config", () => {
     expect(loadConfig({ overrides: nats, env: { ATTR_RAG_MAX_CONCURRENT_ASKS: "1" } }).maxConcurrentAsks).toBe(1);
     expect(loadConfig({ file: file(JSON.stringify({ ...nats, maxConcurrentAsks: 1 })) }).maxConcurrentAsks).toBe(1);
     expect(() => loadConfig({ overrides: { ...nats, stateDir: "/var/lib/attr-rag" } })).toThrow(/stateDir is for embedded mode; with nats, batches live in JetStream/);
+    // With nats the re-ranker is the id the workers serve it under, never a file.
+    expect(loadConfig({ overrides: { ...nats, reranker: "bge-reranker-v2-m3" } }).reranker).toBe("bge-reranker-v2-m3");
+    expect(loadConfig({ overrides: nats, env: { ATTR_RAG_RERANKER: "rr" } }).reranker).toBe("rr");
+    expect(() => loadConfig({ overrides: { ...nats, reranker: "models/bge-reranker.gguf" } })).toThrow(
+      /with nats, reranker is the re-ranker id the workers serve \(attr-rag worker --reranker R\.gguf --reranker-id ID\), not a path: got "models\/bge-reranker\.gguf"/,
+    );
     expect(batchConcurrencyOf(loadConfig({ overrides: base }))).toBe(1);
     expect(batchConcurrencyOf(loadConfig({ overrides: { ...base, maxConcurrentAsks: "2" } }))).toBe(2);
     expect(batchConcurrencyOf(loadConfig({ overrides: { ...base, batchConcurrency: "0" } }))).toBe(0);

@@ -54,6 +54,7 @@ export {
 export { SCHEMA_VERSION } from "./sqlite/migrations.js";
 export { serveIndexOverNats } from "./nats/indexOverNats.js";
 export { NatsIndex } from "./nats/natsIndex.js";
+export { createIndexServiceOverNats } from "./nats/indexServiceOverNats.js";
 export { DEFAULT_EMBED_BATCH_SIZE, DEFAULT_SAVE_EVERY } from "./store/validateOpenOptions.js";
 export { StoreLock } from "./store/storeLock.js";
 export { openDurableDatabase } from "./sqlite/openDatabase.js";

@@ -25,6 +25,15 @@ export interface LocalClusterOptions {
   readonly modelId?: string;
   /** Engine flags of every worker (--threads, --context-size, …). */
   readonly workerArgs?: readonly string[];
+  /**
+   * A GGUF cross-encoder: `rerankerWorkers` workers serve it (re-rank only) and the gateways re-rank with it
+   * (serve --reranker ID).
+   */
+  readonly rerankerPath?: string;
+  /** Its id; default: from the file name. */
+  readonly rerankerId?: string;
+  /** Re-rank workers when rerankerPath is set. Default 1. */
+  readonly rerankerWorkers?: number;
   /** Gateway flags (request defaults, limits). */
   readonly gatewayArgs?: readonly string[];
   /** Gateways (each its own process on its own port; all share the batches in JetStream). Default 1. */
@@ -49,6 +58,8 @@ export interface LocalClusterOptions {
 
 export class LocalCluster implements AsyncDisposable {
   readonly workers: ClusterProcess[] = [];
+  /** Workers serving only the re-ranker (rerankerPath). */
+  readonly rerankers: ClusterProcess[] = [];
   index!: ClusterProcess;
   selector!: ClusterProcess;
   /** The first gateway (the one `gatewayAddress` names). */
@@ -59,6 +70,8 @@ export class LocalCluster implements AsyncDisposable {
   /** host:port of every gateway, in start order. */
   readonly gatewayAddresses: string[] = [];
   readonly modelId: string;
+  /** The re-ranker id, when the cluster has one. */
+  readonly rerankerId: string | undefined;
   readonly passwords: Readonly<Record<Role, string>>;
   #nextWorker = 0;
   #nextGateway = 0;
@@ -71,6 +84,7 @@ export class LocalCluster implements AsyncDisposable {
   ) {
     this.passwords = passwords;
     this.modelId = options.modelId ?? modelIdOf(options.modelPath);
+    this.rerankerId = options.rerankerPath !== undefined ? (options.rerankerId ?? modelIdOf(options.rerankerPath)) : undefined;
   }
 
   get url(): string {
@@ -99,9 +113,11 @@ export class LocalCluster implements AsyncDisposable {
       cluster.index = cluster.#spawn("index", ["index", "serve", "--store", options.store, "--port", "0", "--nats", nats.url, ...cluster.credentials("index")]);
       cluster.selector = cluster.#spawn("selector", ["selector", "--nats", nats.url, ...cluster.credentials("selector")]);
       for (let i = 0; i < options.workers; i++) cluster.addWorker();
+      if (options.rerankerPath !== undefined) for (let i = 0; i < (options.rerankerWorkers ?? 1); i++) cluster.addRerankerWorker();
       await cluster.index.waitFor(/serving the index on NATS/, ready);
       await cluster.selector.waitFor(/selector \S+ serving on/, ready);
       for (const w of cluster.workers) await w.waitFor(/worker \S+ serving model/, ready);
+      for (const w of cluster.rerankers) await w.waitFor(/worker \S+ serving re-ranker/, ready);
       for (let i = 0; i < (options.gateways ?? 1); i++) await cluster.addGateway(i === 0 ? (options.gatewayPort ?? 0) : 0, ready);
       return cluster;
     } catch (err) {
@@ -118,7 +134,7 @@ export class LocalCluster implements AsyncDisposable {
   /** Starts one more gateway and waits until it listens; returns its address. */
   async addGateway(port = 0, readyTimeoutMs = 120_000): Promise<string> {
     const name = this.#nextGateway++ === 0 ? "gateway" : `gateway-${this.#nextGateway}`;
-    const g = this.#spawn(name, ["serve", "--nats", this.url, ...this.credentials("gateway"), "--model", this.modelId, "--port", String(port), ...(this.options.gatewayArgs ?? [])]);
+    const g = this.#spawn(name, ["serve", "--nats", this.url, ...this.credentials("gateway"), "--model", this.modelId, ...(this.rerankerId !== undefined ? ["--reranker", this.rerankerId] : []), "--port", String(port), ...(this.options.gatewayArgs ?? [])]);
     this.gateways.push(g);
     this.gateway ??= g;
     const address = (await g.waitFor(/listening on (\S+)/, readyTimeoutMs))[1]!;
@@ -151,8 +167,33 @@ export class LocalCluster implements AsyncDisposable {
     return w;
   }
 
+  /** Starts one more worker serving only the re-ranker (wait for /serving re-ranker/ on it before counting on it). */
+  addRerankerWorker(): ClusterProcess {
+    if (this.options.rerankerPath === undefined || this.rerankerId === undefined) throw new CliError("this cluster has no re-ranker (rerankerPath)");
+    const name = `reranker-${this.rerankers.length + 1}`;
+    const w = this.#spawn(name, [
+      "worker",
+      "--nats",
+      this.url,
+      ...this.credentials("worker"),
+      "--reranker",
+      this.options.rerankerPath,
+      "--reranker-id",
+      this.rerankerId,
+      "--name",
+      name,
+      ...(this.options.ackWaitSeconds !== undefined ? ["--ack-wait", String(this.options.ackWaitSeconds)] : []),
+      ...(this.options.maxDeliver !== undefined ? ["--max-deliver", String(this.options.maxDeliver)] : []),
+      "--stop-grace",
+      "5",
+      ...threadsOf(this.options.workerArgs ?? []),
+    ]);
+    this.rerankers.push(w);
+    return w;
+  }
+
   get processes(): ClusterProcess[] {
-    return [...this.gateways, ...this.workers, this.selector, this.index].filter((p): p is ClusterProcess => p !== undefined);
+    return [...this.gateways, ...this.workers, ...this.rerankers, this.selector, this.index].filter((p): p is ClusterProcess => p !== undefined);
   }
 
   /** Everything the processes printed (the kept part), for failure messages. */
@@ -164,7 +205,7 @@ export class LocalCluster implements AsyncDisposable {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       await Promise.all(this.gateways.map((g) => g.stop("SIGTERM")));
-      await Promise.all(this.workers.map((w) => w.stop("SIGTERM")));
+      await Promise.all([...this.workers, ...this.rerankers].map((w) => w.stop("SIGTERM")));
       await Promise.all([this.selector?.stop("SIGTERM"), this.index?.stop("SIGTERM")]);
       await this.nats[Symbol.asyncDispose]();
       process.off("exit", this.#killOnExit);
@@ -197,4 +238,10 @@ export class LocalCluster implements AsyncDisposable {
   #spawn(name: string, args: readonly string[]): ClusterProcess {
     return ClusterProcess.spawn(name, args, { detached: this.options.detached ?? false, ...(this.options.echo !== undefined ? { echo: this.options.echo } : {}) });
   }
+}
+
+/** The --threads flag of a worker's engine flags (a re-rank context takes no generator sizes). */
+function threadsOf(args: readonly string[]): string[] {
+  const i = args.indexOf("--threads");
+  return i >= 0 && i + 1 < args.length ? ["--threads", args[i + 1]!] : [];
 }

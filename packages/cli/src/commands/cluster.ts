@@ -12,6 +12,8 @@ interface ClusterFlags {
   store?: string;
   model?: string;
   modelId?: string;
+  reranker?: string;
+  rerankerId?: string;
   port: string;
   threads?: string;
   contextSize: string;
@@ -29,13 +31,16 @@ export function registerClusterCommand(program: Command): void {
         "passwords for this run), `attr-rag index serve --nats` on --store, --workers `attr-rag worker`s on --model,",
         "`attr-rag selector` and `attr-rag serve --nats`, each a process of its own; prints the gateway address and",
         "stops them all, in order, on Ctrl-C. Without --store it uses the demo store (.cache/demo-store), ingesting",
-        "the demo corpus first. Their output is shown line by line under each process's name (--quiet hides it).",
+        "the demo corpus first. With --reranker, one more worker serves that cross-encoder and the gateway re-ranks",
+        "with it. Their output is shown line by line under each process's name (--quiet hides it).",
       ].join("\n"),
     )
     .option("--workers <n>", "engine workers", "2")
     .option("--store <dir>", "chunk store for the index service (default: the demo store, built if needed)")
     .option("--model <path|name>", "generator GGUF for the workers (default: the demo model)")
     .option("--model-id <id>", "the model id workers serve (default: the file name without .gguf)")
+    .option("--reranker <path|name>", "GGUF cross-encoder: a re-rank worker serves it and the gateway re-ranks with it")
+    .option("--reranker-id <id>", "the re-ranker id (default: the file name without .gguf)")
     .option("--port <n>", "gateway port, 0 for a free one", "50051")
     .option("--threads <n>", "engine CPU threads per worker (default: this machine's cores shared among the workers)")
     .option("--context-size <n>", "generator KV cells per worker, shared by its 4 parallel sequences", "32768")
@@ -51,14 +56,22 @@ export function registerClusterCommand(program: Command): void {
       } catch (err) {
         throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
       }
+      let rerankerPath: string | undefined;
+      try {
+        rerankerPath = o.reranker !== undefined ? resolveModel(o.reranker) : undefined;
+      } catch (err) {
+        throw new CliError(`--reranker: ${(err as Error).message}`, 2, { cause: err });
+      }
+      if (o.rerankerId !== undefined && rerankerPath === undefined) throw new CliError("--reranker-id names the id of --reranker; pass --reranker PATH|NAME too");
       const store = o.store ?? ".cache/demo-store";
       if (o.store === undefined) await ingestDemoCorpus(store, "cluster");
-      process.stderr.write(`cluster: starting nats-server, index, ${workers} worker(s) (${threads} thread(s) each), selector and gateway\n`);
+      process.stderr.write(`cluster: starting nats-server, index, ${workers} worker(s) (${threads} thread(s) each)${rerankerPath !== undefined ? ", a re-rank worker" : ""}, selector and gateway\n`);
       const cluster = await LocalCluster.start({
         store,
         workers,
         modelPath,
         ...(o.modelId !== undefined ? { modelId: o.modelId } : {}),
+        ...(rerankerPath !== undefined ? { rerankerPath, ...(o.rerankerId !== undefined ? { rerankerId: o.rerankerId } : {}) } : {}),
         workerArgs: ["--threads", String(threads), "--context-size", String(contextSize)],
         gatewayPort: port,
         detached: true,
@@ -67,7 +80,7 @@ export function registerClusterCommand(program: Command): void {
       const pids = [`nats-server ${cluster.nats.pid()}`, ...cluster.processes.map((p) => `${p.name} ${p.child.pid}`)].join(", ");
       process.stdout.write(
         [
-          `gateway listening on ${cluster.gatewayAddress} (model ${cluster.modelId}, ${workers} worker(s))`,
+          `gateway listening on ${cluster.gatewayAddress} (model ${cluster.modelId}, ${workers} worker(s)${cluster.rerankerId !== undefined ? `, re-ranker ${cluster.rerankerId}` : ""})`,
           `NATS ${cluster.url}; more workers can join with: npx attr-rag worker --nats ${cluster.url} ${cluster.credentials("worker").join(" ")} --model ${modelPath} --model-id ${cluster.modelId}`,
           `processes: ${pids}`,
           `ask with: npx attr-rag ask "${DEMO_QUESTION}" --server ${cluster.gatewayAddress}`,

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
-import { Model, ModelLoadError, resolveModel } from "@attr-rag/engine";
+import { Model, ModelLoadError, resolveModel, type EngineContext } from "@attr-rag/engine";
 import { DEFAULT_JOB_QUEUE } from "@attr-rag/nats";
-import { modelIdOf, startWorker } from "@attr-rag/worker";
+import { modelIdOf, RERANK_KINDS, startWorker, type RunningWorker } from "@attr-rag/worker";
 import { isSubjectToken } from "@attr-rag/contracts";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
@@ -11,6 +11,8 @@ import { untilSignal } from "../serverCli.js";
 interface WorkerFlags extends NatsFlags {
   model?: string;
   modelId?: string;
+  reranker?: string;
+  rerankerId?: string;
   name?: string;
   jobs: string;
   ackWait: string;
@@ -27,7 +29,7 @@ interface WorkerFlags extends NatsFlags {
 export function registerWorkerCommand(program: Command): void {
   const command = program
     .command("worker")
-    .summary("run engine jobs (occlusion, generation, likelihood) from the NATS JetStream work queue")
+    .summary("run engine jobs (occlusion, generation, likelihood, rerank) from the NATS JetStream work queue")
     .description(
       [
         "Loads --model and pulls the jobs for it (its model id) from the ATTR_RAG_JOBS work queue, through the durable",
@@ -35,10 +37,14 @@ export function registerWorkerCommand(program: Command): void {
         "the result, then acks. Long jobs keep saying they are working, so they are not redelivered; a crashed worker's",
         "jobs are, after --ack-wait. A job that failed --max-deliver times goes to the dead letters. SIGTERM/SIGINT",
         "finishes the running job (up to --stop-grace), hands back the rest and exits.",
+        "With --reranker it also (or, without --model, only) serves rerank jobs for that cross-encoder's id, which",
+        "`attr-rag serve --nats --reranker ID` sends.",
       ].join("\n"),
     )
-    .option("--model <path|name>", "generator GGUF: a path or a model-cache name (required)")
+    .option("--model <path|name>", "generator GGUF: a path or a model-cache name (required unless --reranker)")
     .option("--model-id <id>", "the id gateways ask for (default: the file name without .gguf)")
+    .option("--reranker <path|name>", "GGUF cross-encoder: serve rerank jobs for it too")
+    .option("--reranker-id <id>", "the re-ranker id gateways ask for (serve --reranker ID; default: the file name without .gguf)")
     .option("--name <id>", "this worker's id in logs and results (default: worker-<pid>)")
     .option("--jobs <n>", "jobs decoded together on the one engine context (continuous batching: each llama_decode step carries every running job's tokens)", "1")
     .option("--ack-wait <seconds>", "seconds a job may go unacknowledged before it is redelivered", String(DEFAULT_JOB_QUEUE.ackWaitMs / 1000))
@@ -52,54 +58,90 @@ export function registerWorkerCommand(program: Command): void {
   addNatsOptions(command, true).action(async (o: WorkerFlags) => {
     const nats = natsOptions(o, o.name ?? `attr-rag-worker-${process.pid}`);
     if (nats === undefined) throw new CliError("--nats URL is required (or set ATTR_RAG_NATS)");
-    if (o.model === undefined) throw new CliError("--model PATH|NAME is required");
+    if (o.model === undefined && o.reranker === undefined) throw new CliError("--model PATH|NAME is required (or --reranker PATH|NAME for a re-rank-only worker)");
     const gpuLayers = Number(o.gpuLayers);
     if (!Number.isInteger(gpuLayers) || gpuLayers < -1) throw new CliError(`--gpu-layers must be an integer ≥ -1, got "${o.gpuLayers}"`);
-    let path: string;
-    try {
-      path = resolveModel(o.model);
-    } catch (err) {
-      throw new CliError((err as Error).message, 2, { cause: err });
+    const generator = o.model !== undefined ? servedModel(o.model, o.modelId, "--model-id") : undefined;
+    const reranker = o.reranker !== undefined ? servedModel(o.reranker, o.rerankerId, "--reranker-id") : undefined;
+    if (o.rerankerId !== undefined && reranker === undefined) throw new CliError("--reranker-id names the id of --reranker; pass --reranker PATH|NAME too");
+    if (generator !== undefined && reranker !== undefined && generator.id === reranker.id) {
+      throw new CliError(`the generator and the re-ranker would both serve id "${generator.id}"; give one of them another id (--model-id / --reranker-id)`);
     }
-    const modelId = o.modelId ?? modelIdOf(path);
-    if (!isSubjectToken(modelId)) throw new CliError(`--model-id must be one NATS subject token (no '.', '*', '>' or spaces), got "${modelId}"`);
     const workerId = o.name ?? `worker-${process.pid}`;
     if (!isSubjectToken(workerId)) throw new CliError(`--name must be one NATS subject token (no '.', '*', '>' or spaces), got "${workerId}"`);
     const queue = { ackWaitMs: positiveInt("--ack-wait", o.ackWait) * 1000, maxDeliver: positiveInt("--max-deliver", o.maxDeliver), duplicateWindowMs: DEFAULT_JOB_QUEUE.duplicateWindowMs };
-    const model = await Model.load(path, { gpuLayers }).catch((err: unknown) => {
-      throw err instanceof ModelLoadError ? new CliError(err.message, 2, { cause: err }) : err;
-    });
-    try {
-      const engine = await model.createContext({
-        contextSize: positiveInt("--context-size", o.contextSize),
-        sequences: o.sequences !== undefined ? positiveInt("--sequences", o.sequences) : Math.min(256, 4 * positiveInt("--jobs", o.jobs)),
-        jobs: positiveInt("--jobs", o.jobs),
-        batchSize: positiveInt("--batch-size", o.batchSize),
-        ...(o.threads !== undefined ? { threads: positiveInt("--threads", o.threads) } : {}),
+    const threads = o.threads !== undefined ? { threads: positiveInt("--threads", o.threads) } : {};
+    const load = (path: string) =>
+      Model.load(path, { gpuLayers }).catch((err: unknown) => {
+        throw err instanceof ModelLoadError ? new CliError(err.message, 2, { cause: err }) : err;
       });
+    const held: AsyncDisposable[] = [];
+    try {
+      const serving: { kind: "generator" | "reranker"; id: string; engine: EngineContext; jobs: number }[] = [];
+      if (generator !== undefined) {
+        const model = await load(generator.path);
+        held.push(model);
+        const jobs = positiveInt("--jobs", o.jobs);
+        const engine = await model.createContext({
+          contextSize: positiveInt("--context-size", o.contextSize),
+          sequences: o.sequences !== undefined ? positiveInt("--sequences", o.sequences) : Math.min(256, 4 * jobs),
+          jobs,
+          batchSize: positiveInt("--batch-size", o.batchSize),
+          ...threads,
+        });
+        serving.push({ kind: "generator", id: generator.id, engine, jobs });
+      }
+      if (reranker !== undefined) {
+        const model = await load(reranker.path);
+        held.push(model);
+        // The same context the embedded gateway opens for its re-ranker, so scores agree across modes.
+        const engine = await model.createContext({ kind: "rerank", ...threads }).catch((err: unknown) => {
+          throw new CliError(`--reranker ${o.reranker}: ${(err as Error).message}`, 2, { cause: err });
+        });
+        serving.push({ kind: "reranker", id: reranker.id, engine, jobs: 1 });
+      }
       const nc = await connectNatsCli(nats);
       try {
-        const worker = await startWorker({
-          nc,
-          engine,
-          modelId,
-          workerId,
-          concurrency: positiveInt("--jobs", o.jobs),
-          queue,
-          stopGraceMs: positiveInt("--stop-grace", o.stopGrace) * 1000,
-          log: (line) => process.stderr.write(`attr-rag: ${line}\n`),
-        });
+        const workers: RunningWorker[] = [];
+        for (const s of serving) {
+          workers.push(
+            await startWorker({
+              nc,
+              engine: s.engine,
+              modelId: s.id,
+              workerId,
+              ...(s.kind === "reranker" ? { kinds: RERANK_KINDS } : {}),
+              concurrency: s.jobs,
+              queue,
+              stopGraceMs: positiveInt("--stop-grace", o.stopGrace) * 1000,
+              log: (line) => process.stderr.write(`attr-rag: ${line}\n`),
+            }),
+          );
+        }
         const stop = untilSignal();
-        process.stdout.write(`worker ${workerId} serving model ${modelId} on ${nats.url}\n`);
-        const signal = await Promise.race([stop, worker.stopped.then(() => undefined)]);
+        for (const s of serving) process.stdout.write(`worker ${workerId} serving ${s.kind === "reranker" ? "re-ranker" : "model"} ${s.id} on ${nats.url}\n`);
+        const signal = await Promise.race([stop, ...workers.map((w) => w.stopped.then(() => undefined))]);
         if (signal !== undefined) process.stderr.write(`attr-rag: ${signal}: stopping worker ${workerId}\n`);
-        await worker.stop();
-        process.stderr.write(`attr-rag: worker ${workerId} stopped after ${worker.completed} jobs\n`);
+        await Promise.all(workers.map((w) => w.stop()));
+        process.stderr.write(`attr-rag: worker ${workerId} stopped after ${workers.reduce((n, w) => n + w.completed, 0)} jobs\n`);
       } finally {
         await nc.drain().catch(() => nc.close());
       }
     } finally {
-      await model.dispose();
+      for (const h of held.reverse()) await h[Symbol.asyncDispose]();
     }
   });
+}
+
+/** A model file to serve and the id gateways ask for it by (a NATS subject token). */
+function servedModel(nameOrPath: string, id: string | undefined, idFlag: string): { path: string; id: string } {
+  let path: string;
+  try {
+    path = resolveModel(nameOrPath);
+  } catch (err) {
+    throw new CliError((err as Error).message, 2, { cause: err });
+  }
+  const served = id ?? modelIdOf(path);
+  if (!isSubjectToken(served)) throw new CliError(`${idFlag} must be one NATS subject token (no '.', '*', '>' or spaces), got "${served}"`);
+  return { path, id: served };
 }

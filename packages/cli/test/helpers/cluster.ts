@@ -16,6 +16,8 @@ export interface ClusterOptions {
   readonly gatewayArgs?: readonly string[];
   /** Gateways (default 1). */
   readonly gateways?: number;
+  /** A GGUF cross-encoder served by `workers` re-rank-only workers under `id`; the gateways re-rank with it. */
+  readonly reranker?: { readonly path: string; readonly id: string; readonly workers: number };
 }
 
 export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
@@ -29,6 +31,7 @@ export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
     maxDeliver: o.maxDeliver ?? 3,
     gatewayArgs: o.gatewayArgs ?? [],
     gateways: o.gateways ?? 1,
+    ...(o.reranker !== undefined ? { rerankerPath: o.reranker.path, rerankerId: o.reranker.id, rerankerWorkers: o.reranker.workers } : {}),
     passwords: PASSWORDS,
   });
 }

@@ -18,7 +18,7 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   store: { type: "string", help: "chunk store directory (made by attr-rag ingest); embedded mode only" },
   model: { type: "string", help: "generator GGUF: a path or a model-cache name (attr-rag models list); with nats: the model id the workers serve" },
   embedder: { type: "string", help: "query embedder, must be the store's: use-lite | gguf:PATH" },
-  reranker: { type: "string", help: "GGUF cross-encoder for re-ranking (path or cache name); unset = bi-encoder fallback" },
+  reranker: { type: "string", help: "GGUF cross-encoder for re-ranking (path or cache name); with nats: the re-ranker id workers serve (their --reranker-id); unset = bi-encoder fallback" },
   k: { type: "int", min: 1, max: 10_000, help: "chunks retrieved per question" },
   retrievalMode: { type: "enum", values: ["dense", "bm25", "hybrid"], help: "dense | bm25 | hybrid" },
   metrics: { type: "metrics", help: "attribution metrics, comma-separated" },
@@ -101,7 +101,11 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
     if (merged.stateDir !== undefined) throw new ConfigError("stateDir is for embedded mode; with nats, batches live in JetStream: drop --state-dir");
     if (merged.store !== undefined) throw new ConfigError("store is for embedded mode; with nats the index service (attr-rag index serve --nats) holds the store: drop --store");
     if (!isSubjectToken(merged.model as string)) throw new ConfigError(`with nats, model is the model id the workers serve (e.g. stories260K), not a path: got "${String(merged.model)}"`);
-    if (merged.reranker !== undefined) throw new ConfigError("a GGUF re-ranker is not available in distributed mode yet; drop --reranker (sets are re-ranked by the store's bi-encoder)");
+    if (merged.reranker !== undefined && !isSubjectToken(merged.reranker as string)) {
+      throw new ConfigError(
+        `with nats, reranker is the re-ranker id the workers serve (attr-rag worker --reranker R.gguf --reranker-id ID), not a path: got "${String(merged.reranker)}"`,
+      );
+    }
   }
   const config = merged as unknown as GatewayConfig;
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) throw new ConfigError("TLS needs both tlsCert and tlsKey (PEM files)");

@@ -8,7 +8,7 @@ import { RemoteError } from "@attr-rag/nats";
 import { JobFailure } from "@attr-rag/worker";
 
 /** A job id: unique, a NATS subject token, and the JetStream de-duplication key of the job. */
-export function newJobId(kind: "occ" | "gen" | "lik"): string {
+export function newJobId(kind: "occ" | "gen" | "lik" | "rrk"): string {
   return `${kind}-${randomUUID()}`;
 }
 

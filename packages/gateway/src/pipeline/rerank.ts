@@ -1,5 +1,6 @@
 import { cosineSimilarity } from "@attr-rag/core";
 import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
+import { engineCall } from "./engineCalls.js";
 import { embed } from "./retrieve.js";
 
 /** SPEC section 6: the re-ranker id reported when no cross-encoder is configured. */
@@ -23,7 +24,7 @@ export async function rerankTexts(runtime: PipelineRuntime, question: string, qu
   let reranker: string;
   const crossEncoder = runtime.backends.reranker;
   if (crossEncoder !== undefined) {
-    scores = await crossEncoder.rerank(question, texts, signal);
+    scores = await engineCall(() => crossEncoder.rerank(question, texts, signal));
     reranker = crossEncoder.id;
   } else {
     scores = (await embed(runtime, texts, signal)).map((v) => cosineSimilarity(queryVector, v));

@@ -5,6 +5,7 @@ import { LocalSelector, NatsSelector } from "@attr-rag/selector";
 import { LocalEngine, modelIdOf, NatsEngine } from "@attr-rag/worker";
 import type { EngineJobs } from "@attr-rag/worker";
 import type { Backends } from "../backends/Backends.js";
+import { localReranker, NatsReranker } from "../backends/rerankBackends.js";
 import { gatedEngine, InteractiveGate } from "../batch/interactiveGate.js";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
 import type { PipelineRuntime } from "./pipelineRuntime.js";
@@ -43,13 +44,14 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
     readonly config: GatewayConfig,
     readonly backends: Backends,
     readonly local: LocalResources | undefined,
-    readonly nats: { readonly connection: NatsConnection; readonly watch: ConnectionWatch } | undefined,
-    private readonly batchEngine: (gate: InteractiveGate) => EngineJobs,
+    /** Distributed: the NATS connection, its watch, and the index reached over it (also behind the gateway's IndexService). */
+    readonly nats: { readonly connection: NatsConnection; readonly watch: ConnectionWatch; readonly index: NatsIndex } | undefined,
+    private readonly batchLane: (gate: InteractiveGate) => Pick<Backends, "engine" | "reranker">,
   ) {}
 
-  /** The pipeline as batch items run it: the same backends, the engine in the batch lane. */
+  /** The pipeline as batch items run it: the same backends, the engine (and re-ranker) in the batch lane. */
   get batchPipeline(): PipelineRuntime {
-    return { config: this.config, backends: { ...this.backends, engine: this.batchEngine(this.interactive) } };
+    return { config: this.config, backends: { ...this.backends, ...this.batchLane(this.interactive) } };
   }
 
   /** Embedded: opens everything the config names; on failure whatever was opened is closed again. */
@@ -95,9 +97,9 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
         engine,
         selector: new LocalSelector(index),
         modelId: modelIdOf(model.info.path),
-        ...(reranker !== undefined ? { reranker: { id: reranker.id, rerank: (question, texts, signal) => reranker.context.rerank(question, texts, { truncate: true, signal }) } } : {}),
+        ...(reranker !== undefined ? { reranker: localReranker(reranker.id, reranker.context) } : {}),
       };
-      return new Runtime(config, backends, { store, embedder, model, generator, reranker }, undefined, (gate) => gatedEngine(engine, gate));
+      return new Runtime(config, backends, { store, embedder, model, generator, reranker }, undefined, (gate) => ({ engine: gatedEngine(engine, gate) }));
     } catch (err) {
       for (const r of opened.reverse()) await Promise.resolve(r[Symbol.asyncDispose]()).catch(() => {});
       throw err;
@@ -121,13 +123,17 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
     try {
       const watch = new ConnectionWatch(connection);
       const engine = await NatsEngine.connect(connection, watch, { log });
+      const reranker = config.reranker !== undefined ? new NatsReranker(config.reranker, engine, connection) : undefined;
+      const index = new NatsIndex(connection, watch);
       const backends: Backends = {
-        index: new NatsIndex(connection, watch),
+        index,
         engine,
         selector: new NatsSelector(connection, watch),
         modelId: config.model,
+        ...(reranker !== undefined ? { reranker } : {}),
       };
-      return new Runtime(config, backends, undefined, { connection, watch }, () => engine.inLane("batch"));
+      const batchLane = { engine: engine.inLane("batch"), ...(reranker !== undefined ? { reranker: reranker.inLane("batch") } : {}) };
+      return new Runtime(config, backends, undefined, { connection, watch, index }, () => batchLane);
     } catch (err) {
       await connection.close();
       throw err;

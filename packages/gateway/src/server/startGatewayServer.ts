@@ -12,7 +12,7 @@ import {
   INDEX_SERVICE_NAME,
   IndexServiceService,
 } from "@attr-rag/contracts";
-import { createIndexServiceImplementation, DEFAULT_INDEX_SERVICE_LIMITS, listen, shutdown, type ServiceLog } from "@attr-rag/index";
+import { createIndexServiceImplementation, createIndexServiceOverNats, DEFAULT_INDEX_SERVICE_LIMITS, listen, shutdown, type ServiceLog } from "@attr-rag/index";
 import { HealthImplementation } from "grpc-health-check";
 import { BatchRunner } from "../batch/BatchRunner.js";
 import type { BatchStore } from "../batch/batchStore.js";
@@ -92,14 +92,14 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   const batches = await openBatchStore(runtime, log);
   table.addService(BatchServiceService, withBearer(batchServiceImplementation({ store: batches, maxBatchItems: config.maxBatchItems, log }), config.authToken));
   table.addService(ClusterServiceService, withBearer(clusterServiceImplementation(runtime, admission, log), config.authToken));
-  // Embedded, the store is here and IndexService serves it too; distributed, the index service holds it.
-  const services =
+  // IndexService at the same address in both modes: embedded over the store here, distributed forwarded to
+  // the index over NATS.
+  const services = [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, CLUSTER_SERVICE_NAME, INDEX_SERVICE_NAME];
+  const indexService =
     runtime.local !== undefined
-      ? [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, CLUSTER_SERVICE_NAME, INDEX_SERVICE_NAME]
-      : [ATTR_RAG_SERVICE_NAME, BATCH_SERVICE_NAME, CLUSTER_SERVICE_NAME];
-  if (runtime.local !== undefined) {
-    table.addService(IndexServiceService, withBearer(createIndexServiceImplementation(runtime.local.store, runtime.local.embedder, {}, log), config.authToken));
-  }
+      ? createIndexServiceImplementation(runtime.local.store, runtime.local.embedder, {}, log)
+      : createIndexServiceOverNats(runtime.nats!.index, runtime.nats!.connection, {}, log);
+  table.addService(IndexServiceService, withBearer(indexService, config.authToken));
   const health = new HealthImplementation(Object.fromEntries(["", ...services].map((name) => [name, "SERVING" as const])));
   health.addToServer(table as unknown as Server);
   for (const { definition, implementation } of table.services) server.addService(definition, implementation);

@@ -75,14 +75,23 @@ export function ingestResponse(outcomes: readonly Outcome[], started: number): I
   };
 }
 
-/**
- * IngestDocuments (client streaming): documents are upserted one at a time in arrival order (the stream is
- * paused while one is embedded and written, so a fast client cannot pile up memory), and the outcome of
- * each is reported at the end. A bad document fails only itself; a closed store, a cancelled or expired
- * call, or a stream longer than `maxDocumentsPerStream` ends the stream with that status (documents
- * acknowledged by the store before then stay indexed).
- */
+/** The IngestDocuments handler over this store: each document through ingestOne. */
 export function ingestDocumentsHandler(ctx: ServiceContext): handleClientStreamingCall<IngestDocumentsRequest, IngestDocumentsResponse> {
+  return ingestStreamHandler(ctx, (request, signal) => ingestOne(ctx, request, signal));
+}
+
+/**
+ * IngestDocuments (client streaming): documents are ingested one at a time in arrival order by `ingest` (the
+ * stream is paused while one is embedded and written, so a fast client cannot pile up memory), and the
+ * outcome of each is reported at the end. A bad document fails only itself; a closed store, a cancelled or
+ * expired call, or a stream longer than `maxDocumentsPerStream` ends the stream with that status (documents
+ * acknowledged by the store before then stay indexed). `ingest` runs here (ingestOne) or on the index over
+ * NATS, behind a gateway.
+ */
+export function ingestStreamHandler(
+  ctx: Pick<ServiceContext, "limits" | "log">,
+  ingest: (request: IngestDocumentsRequest, signal: AbortSignal) => Promise<Outcome>,
+): handleClientStreamingCall<IngestDocumentsRequest, IngestDocumentsResponse> {
   return (call, callback) => {
     const started = performance.now();
     const abort = callSignal(call);
@@ -117,7 +126,7 @@ export function ingestDocumentsHandler(ctx: ServiceContext): handleClientStreami
       }
       call.pause();
       work = work
-        .then(() => ingestOne(ctx, request, abort.signal))
+        .then(() => ingest(request, abort.signal))
         .then((outcome) => {
           outcomes.push(outcome);
           if (!done) call.resume();

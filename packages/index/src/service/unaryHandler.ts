@@ -8,7 +8,7 @@ import { toGrpcStatus } from "./toGrpcStatus.js";
  * through toGrpcStatus, the one error path of the service.
  */
 export function unaryHandler<Req, Res>(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, "log">,
   rpc: string,
   run: (request: Req, signal: AbortSignal) => Promise<Res> | Res,
 ): handleUnaryCall<Req, Res> {

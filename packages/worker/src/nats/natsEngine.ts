@@ -14,6 +14,8 @@ import {
   LikelihoodResult,
   OcclusionJob,
   OcclusionResult,
+  RerankJob,
+  RerankResult,
   deadLetterSubject,
   jobCancelSubject,
   jobProgressSubject,
@@ -73,6 +75,14 @@ export class NatsEngine implements EngineJobs {
 
   likelihood(job: LikelihoodJob, signal: AbortSignal): Promise<LikelihoodResult> {
     return this.#likelihood(job, signal, "interactive");
+  }
+
+  /**
+   * A re-rank job for the re-ranker `job.model` (workers started with --reranker for that id), in `lane`.
+   * Same queue, cancel, redelivery and dead-letter rules as the other kinds.
+   */
+  rerank(job: RerankJob, signal: AbortSignal, lane: JobLane = "interactive"): Promise<RerankResult> {
+    return this.#run("rerank", job.jobId, job.model, RerankJob.encode(job).finish(), RerankResult, () => {}, signal, lane);
   }
 
   /** The same engine queueing its jobs in `lane`: workers take a batch job only when no interactive one waits. */

@@ -14,6 +14,8 @@ import {
   LikelihoodResult,
   OcclusionJob,
   OcclusionResult,
+  RerankJob,
+  RerankResult,
   deadLetterSubject,
   jobCancelSubject,
   jobProgressSubject,
@@ -33,12 +35,18 @@ import { JobFailure } from "../jobFailure.js";
 import { runGenerationJob } from "../runGenerationJob.js";
 import { runLikelihoodJob } from "../runLikelihoodJob.js";
 import { runOcclusionJob } from "../runOcclusionJob.js";
+import { runRerankJob } from "../runRerankJob.js";
 
 export interface WorkerOptions {
   readonly nc: NatsConnection;
   readonly engine: EngineContext;
   /** The model id this worker serves (a subject token): it only ever sees jobs for it. */
   readonly modelId: string;
+  /**
+   * The job kinds it runs: a generator context runs occlusion, generation and likelihood jobs (the default),
+   * a re-ranker context rerank jobs. A job of another kind for its model id is refused (INVALID_ARGUMENT).
+   */
+  readonly kinds?: readonly JobKind[];
   readonly workerId: string;
   /** Jobs run at once (they share the engine context, which runs one at a time). Default 1. */
   readonly concurrency?: number;
@@ -57,7 +65,11 @@ export interface RunningWorker {
   readonly stopped: Promise<void>;
 }
 
-type Job = OcclusionJob | GenerationJob | LikelihoodJob;
+type Job = OcclusionJob | GenerationJob | LikelihoodJob | RerankJob;
+
+/** What a generator context runs; a re-ranker context runs RERANK_KINDS. */
+export const GENERATOR_KINDS: readonly JobKind[] = ["occlusion", "generation", "likelihood"];
+export const RERANK_KINDS: readonly JobKind[] = ["rerank"];
 
 /** Per kind: how its job is read, run and answered. Every kind runs on the same engine as in-process. */
 const KINDS = {
@@ -79,6 +91,12 @@ const KINDS = {
       LikelihoodResult.encode(await runLikelihoodJob(e, job as LikelihoodJob, signal, id)).finish(),
     failed: (base: Partial<LikelihoodResult>) => LikelihoodResult.encode(LikelihoodResult.fromPartial(base)).finish(),
   },
+  rerank: {
+    decode: (b: Uint8Array): Job => RerankJob.decode(b),
+    run: async (e: EngineContext, job: Job, _onProgress: (p: JobProgress) => void, signal: AbortSignal, id: string) =>
+      RerankResult.encode(await runRerankJob(e, job as RerankJob, signal, id)).finish(),
+    failed: (base: Partial<RerankResult>) => RerankResult.encode(RerankResult.fromPartial(base)).finish(),
+  },
 } as const satisfies Record<JobKind, unknown>;
 
 const isJobKind = (kind: string): kind is JobKind => Object.hasOwn(KINDS, kind);
@@ -95,6 +113,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     batch: await js.consumers.get(JOBS_STREAM, workerConsumer(o.modelId, "batch")),
   };
   const concurrency = o.concurrency ?? 1;
+  const served = o.kinds ?? GENERATOR_KINDS;
   const running = new Map<JsMsg, AbortController>();
   let completed = 0;
   let stopping = false;
@@ -125,6 +144,15 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
       log(`worker ${o.workerId}: ${reason}; moved to the dead letters`);
       await dead(reason);
       if (headerId !== "") publishError(headerId, kind, { code: JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT, message: `the worker could not read the job: ${reason}`, retryable: false });
+      m.ack();
+      return;
+    }
+    if (!served.includes(kind)) {
+      publishError(job.jobId, kind, {
+        code: JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT,
+        message: `worker ${o.workerId} serves ${served.join(", ")} jobs for ${o.modelId}, not ${kind} jobs; ${kind === "rerank" ? "start a worker with --reranker for that id" : "name a generator model id"}`,
+        retryable: false,
+      });
       m.ack();
       return;
     }

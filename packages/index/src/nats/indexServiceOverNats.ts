@@ -1,0 +1,45 @@
+// IndexService on a distributed gateway's port: every RPC forwarded to the index over NATS (the same
+// endpoints `attr-rag index serve --nats` answers), so a client ingests and searches at one address in both
+// modes. The ingest stream keeps the index port's behaviour (one document at a time, per-document failures,
+// the same limits) because it is the same stream handler with the forwarding call in place of ingestOne.
+import type { UntypedServiceImplementation } from "@grpc/grpc-js";
+import { IngestDocumentsRequest, IngestStatus, type IndexServiceServer } from "@attr-rag/contracts";
+import type { NatsConnection } from "@attr-rag/nats";
+import { ingestStreamHandler, type Outcome } from "../service/ingestDocuments.js";
+import { resolveLimits, type IndexServiceLimits } from "../service/limits.js";
+import { stderrLog, type ServiceLog } from "../service/toGrpcStatus.js";
+import { unaryHandler } from "../service/unaryHandler.js";
+import type { NatsIndex } from "./natsIndex.js";
+
+/** Room for the NATS protocol line and headers beside a forwarded document. */
+const NATS_OVERHEAD_BYTES = 4 * 1024;
+
+export function createIndexServiceOverNats(
+  index: NatsIndex,
+  nc: NatsConnection,
+  limits: Partial<IndexServiceLimits> = {},
+  log: ServiceLog = stderrLog,
+): IndexServiceServer & UntypedServiceImplementation {
+  const ctx = { limits: resolveLimits(limits), log };
+  const ingest = async (request: IngestDocumentsRequest, signal: AbortSignal): Promise<Outcome> => {
+    const docId = request.document?.id ?? "";
+    const bytes = IngestDocumentsRequest.encode(request).finish().length;
+    const maxPayload = nc.info?.max_payload ?? Infinity;
+    if (bytes + NATS_OVERHEAD_BYTES > maxPayload) {
+      // NATS would refuse the message; this document fails alone, as an oversized one does on the index port.
+      const message = `the document is ${bytes} bytes, more than NATS max_payload (${maxPayload} bytes) between the gateway and the index; raise max_payload in the NATS server config or ingest it on the index's own port`;
+      return { result: { docId, status: IngestStatus.INGEST_STATUS_FAILED, chunkCount: 0, message }, added: 0, removed: 0 };
+    }
+    const response = await index.ingest(request, signal);
+    const result = response.results[0] ?? { docId, status: IngestStatus.INGEST_STATUS_FAILED, chunkCount: 0, message: "the index answered without a result for the document" };
+    return { result, added: response.chunksAdded, removed: response.chunksRemoved };
+  };
+  return {
+    ingestDocuments: ingestStreamHandler(ctx, ingest),
+    search: unaryHandler(ctx, "Search", (request, signal) => index.search(request, signal)),
+    getChunks: unaryHandler(ctx, "GetChunks", (request, signal) => index.getChunks(request, signal)),
+    deleteDocument: unaryHandler(ctx, "DeleteDocument", (request, signal) => index.deleteDocument(request, signal)),
+    getStats: unaryHandler(ctx, "GetStats", (_request, signal) => index.getStats(signal)),
+    embedTexts: unaryHandler(ctx, "EmbedTexts", (request, signal) => index.embedTexts(request, signal)),
+  };
+}
