@@ -3,17 +3,28 @@
 import { resolve } from "node:path";
 import { defineConfig } from "vitest/config";
 
-export function packageTestConfig(packageDir: string, overrides: { testTimeout?: number; forks?: boolean } = {}) {
+export interface PackageTestOptions {
+  testTimeout?: number;
+  forks?: boolean;
+  /** Test files (default test/**\/*.test.ts) and files left out of them. */
+  include?: string[];
+  exclude?: string[];
+  /** The report's name in .reports/ (default vitest.json); run-tests.mjs adds up every .reports/vitest*.json. */
+  report?: string;
+}
+
+export function packageTestConfig(packageDir: string, overrides: PackageTestOptions = {}) {
   return defineConfig({
     test: {
       ...(overrides.forks ? { pool: "forks" as const, fileParallelism: false } : {}),
-      include: ["test/**/*.test.ts"],
+      include: overrides.include ?? ["test/**/*.test.ts"],
+      ...(overrides.exclude ? { exclude: [...overrides.exclude, "**/node_modules/**"] } : {}),
       testTimeout: overrides.testTimeout ?? 30_000,
       // Hooks start real things (a model, a store, a cluster) as slowly as tests do on a busy machine; the
       // limit only guards against hangs.
       hookTimeout: overrides.testTimeout ?? 30_000,
       reporters: ["default", "json"],
-      outputFile: { json: resolve(packageDir, ".reports/vitest.json") },
+      outputFile: { json: resolve(packageDir, ".reports", overrides.report ?? "vitest.json") },
     },
   });
 }

@@ -92,6 +92,8 @@ Napi::Value ListDevices(const Napi::CallbackInfo& info) {
     ggml_backend_dev_t dev = ggml_backend_dev_get(i);
     Napi::Object o = Napi::Object::New(env);
     o.Set("name", ggml_backend_dev_name(dev));
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
+    o.Set("backend", reg != nullptr ? ggml_backend_reg_name(reg) : "");
     o.Set("description", ggml_backend_dev_description(dev));
     const auto type = ggml_backend_dev_type(dev);
     o.Set("type", type == GGML_BACKEND_DEVICE_TYPE_CPU ? "cpu" : type == GGML_BACKEND_DEVICE_TYPE_GPU ? "gpu" : "other");
@@ -101,6 +103,23 @@ Napi::Value ListDevices(const Napi::CallbackInfo& info) {
     o.Set("memoryTotal", static_cast<double>(total));
     out.Set(static_cast<uint32_t>(i), o);
   }
+  return out;
+}
+
+Napi::Value LoadBackend(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "loadBackend(path: string)");
+  if (!backendReady()) throw Napi::Error::New(env, "loadBackend: init() first");
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  clearLastLlamaError();
+  const size_t before = ggml_backend_dev_count();
+  ggml_backend_reg_t reg = ggml_backend_load(path.c_str());
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("ok", reg != nullptr);
+  // ggml logs why dlopen failed (a missing libcuda.so.1, libvulkan.so.1, …) and returns null.
+  out.Set("error", reg != nullptr ? "" : lastLlamaError());
+  out.Set("backend", reg != nullptr ? ggml_backend_reg_name(reg) : "");
+  out.Set("devices", static_cast<double>(ggml_backend_dev_count() - before));
   return out;
 }
 

@@ -22,5 +22,8 @@ void clearLastLlamaError();
 Napi::Value InitBackend(const Napi::CallbackInfo& info);
 Napi::Value SetLogLevel(const Napi::CallbackInfo& info);
 Napi::Value ListDevices(const Napi::CallbackInfo& info);
+// Loads one more ggml backend library (a GPU backend from another package's folder) into the registry;
+// { ok, error, devices } where devices counts what it registered. After init, before any model loads.
+Napi::Value LoadBackend(const Napi::CallbackInfo& info);
 
 }  // namespace attr_rag

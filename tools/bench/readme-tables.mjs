@@ -21,6 +21,8 @@ export const BLOCKS = {
   "occlusion-qwen2-0.5b": { files: ["occlusion-qwen2-0.5b-q8_0.json"], render: occlusionBlock },
   "occlusion-stories260K": { files: ["occlusion-stories260K.json"], render: occlusionBlock },
   "occlusion-screen-k2": { files: ["occlusion-bench-f16-screen-k2.json"], render: occlusionBlock },
+  // The same small workload on the CPU backend and on Mesa's lavapipe (software Vulkan, every layer offloaded).
+  "occlusion-lavapipe": { files: ["occlusion-stories260K-cpu-small.json", "occlusion-stories260K-lavapipe.json"], render: occlusionBlock },
   "occlusion-fidelity": {
     files: ["occlusion-stories260K.json", "occlusion-bench-f16.json", "occlusion-bench-q8_0.json", "occlusion-qwen2-0.5b-q8_0.json"],
     render: fidelityBlock,
@@ -97,10 +99,12 @@ function occlusionBlock(results) {
   const rows = [];
   const notes = [];
   for (const { data } of results) {
-    const model = basename(data.model);
+    // Runs that recorded their backend say it: a software Vulkan device's numbers must never read as a GPU's.
+    const backend = data.run.backend;
+    const model = backend ? `${basename(data.model)}, ${backend.label}` : basename(data.model);
     const naive = data.strategies.naive;
     notes.push(
-      `\`${model}\` (${(data.model_parameters / 1e6).toFixed(1)} M parameters): ${data.n_sets} sets, ${data.prompt_tokens}-token prompt, ` +
+      `${backend ? `${backend.label}${backend.devices.length > 0 ? ` (${backend.devices.join(", ")}, gpu layers ${backend.gpu_layers})` : ""}: ` : ""}\`${basename(data.model)}\` (${(data.model_parameters / 1e6).toFixed(1)} M parameters): ${data.n_sets} sets, ${data.prompt_tokens}-token prompt, ` +
         `${data.max_tokens} new tokens; A_full alone ${fixed(data.single.wall_ms / 1000, 1)} s (${thousands(data.single.tokens_evaluated)} tokens); ` +
         agreement(data),
     );

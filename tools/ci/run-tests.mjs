@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: builds and tests every package through Nx (`nx run-many -t build test`), then adds up the
-// per-package vitest JSON reports (packages/<name>/.reports/vitest.json) into the one plain line CI reads:
+// per-package vitest JSON reports (packages/<name>/.reports/vitest*.json: vitest.json, and e.g. the engine's
+// vitest-gpu.json from its GPU backend run) into the one plain line CI reads:
 // "N passed, N failed, N skipped". A package that has a test script but left no report crashed or never
 // ran (e.g. its build failed), so it counts as one failure instead of silently vanishing from the total.
 import { spawnSync } from "node:child_process";
@@ -27,13 +28,16 @@ const skippedNames = [];
 const failedNames = [];
 const firstLine = (text) => String(text ?? "no message").split("\n").find((line) => line.trim() !== "")?.trim().slice(0, 300) ?? "no message";
 for (const name of packages) {
-  const reportFile = join(packagesDir, name, ".reports/vitest.json");
-  if (!existsSync(reportFile)) {
+  const reportsDir = join(packagesDir, name, ".reports");
+  if (!existsSync(join(reportsDir, "vitest.json"))) {
     console.error(`${name}: no test report (its build or test run failed before reporting)`);
     failed += 1;
     continue;
   }
-  const report = JSON.parse(readFileSync(reportFile, "utf8"));
+  for (const file of readdirSync(reportsDir).filter((f) => /^vitest.*\.json$/.test(f)).sort()) addReport(name, file, JSON.parse(readFileSync(join(reportsDir, file), "utf8")));
+}
+
+function addReport(name, reportName, report) {
   passed += report.numPassedTests ?? 0;
   failed += report.numFailedTests ?? 0;
   skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
@@ -43,7 +47,7 @@ for (const name of packages) {
     (f) => f.status === "failed" && !(f.assertionResults ?? []).some((a) => a.status === "failed"),
   );
   failed += brokenFiles.length;
-  console.error(`${name}: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles.length} failed`);
+  console.error(`${name}${reportName === "vitest.json" ? "" : ` (${reportName})`}: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles.length} failed`);
   // Skips are listed by name; a test that may skip says why in its name. Failures are listed last, with the
   // first line of their message, so the tail of a long CI log says what broke.
   for (const file of report.testResults ?? []) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { CommanderError } from "commander";
-import { EngineError } from "@attr-rag/engine";
+import { EngineError, GpuBackendError } from "@attr-rag/engine";
 import { CliError } from "./cliError.js";
 import { createProgram } from "./program.js";
 
@@ -13,6 +13,10 @@ try {
   } else if (err instanceof CliError) {
     process.stderr.write(`attr-rag: error: ${err.message}\n`);
     process.exitCode = err.exitCode;
+  } else if (err instanceof GpuBackendError) {
+    // The GPU asked for is not usable here: a setup problem the message names, like a bad flag.
+    process.stderr.write(`attr-rag: ${err.name}: ${err.message}\n`);
+    process.exitCode = 2;
   } else if (err instanceof EngineError) {
     // Engine errors already say what went wrong and what to do; a stack would only bury that.
     process.stderr.write(`attr-rag: ${err.name}: ${err.message}\n`);

@@ -14,6 +14,8 @@ import { registerSelectorCommand } from "./commands/selector.js";
 import { registerWorkerCommand } from "./commands/worker.js";
 import { registerClusterCommand } from "./commands/cluster.js";
 import { registerBatchCommand } from "./commands/batch.js";
+import { registerDoctorCommand } from "./commands/doctor.js";
+import { addGpuOption, applyGpuOption, type GpuFlags } from "./gpuCli.js";
 
 export const VERSION = "0.1.0";
 
@@ -40,5 +42,14 @@ export function createProgram(): Command {
   registerSelectorCommand(program);
   registerClusterCommand(program);
   registerBatchCommand(program);
+  registerDoctorCommand(program);
+  // --gpu on every command that runs models here; it becomes ATTR_RAG_GPU before the engine starts.
+  for (const path of ["serve", "worker", "ask", "attribute", "demo", "bench occlusion", "bench throughput", "bench attribution"]) {
+    let command: Command | undefined = program;
+    for (const name of path.split(" ")) command = command?.commands.find((c) => c.name() === name);
+    if (command === undefined) throw new Error(`no command ${path} to add --gpu to`);
+    addGpuOption(command);
+  }
+  program.hook("preAction", (_program, action) => applyGpuOption(action.opts() as GpuFlags));
   return program;
 }

@@ -149,6 +149,8 @@ describe("deploy/", () => {
     const [worker] = containers("Deployment/attr-rag-worker");
     expect(worker!.resources!.limits!["nvidia.com/gpu"]).toBeGreaterThanOrEqual(1);
     expect(worker!.args).toContain("--gpu-layers");
+    expect(worker!.args[worker!.args.indexOf("--gpu") + 1]).toBe("cuda");
+    expect(worker!.image).toBe("attr-rag-worker-cuda");
     // The gateway asks for the model id the workers serve.
     expect(worker!.args[worker!.args.indexOf("--model-id") + 1]).toBe("$(ATTR_RAG_MODEL)");
     const [gateway] = containers("Deployment/attr-rag-gateway");
@@ -206,6 +208,14 @@ describe("deploy/", () => {
     // The Dockerfiles the compose file and the manifests build exist, and .env stays out of git.
     expect(existsSync(join(DEPLOY, "docker/Dockerfile"))).toBe(true);
     expect(existsSync(join(DEPLOY, "docker/Dockerfile.cuda"))).toBe(true);
+    // The CUDA image takes ggml's CUDA backend prebuilt from npm, for the release our addon links against:
+    // a runtime base (no nvcc), no llama.cpp compile, the backend chosen by ATTR_RAG_GPU.
+    const cudaImage = read("docker/Dockerfile.cuda");
+    const cpuPackage = JSON.parse(readFileSync(join(REPO_ROOT, "native/package.json"), "utf8")).dependencies["@node-llama-cpp/linux-x64"];
+    expect(cudaImage).toMatch(/^FROM nvidia\/cuda:13[\d.]*-runtime-/m);
+    expect(cudaImage).not.toMatch(/devel|nvcc|build-llama-cuda\.sh \//);
+    expect(cudaImage).toContain(`npm install --no-save @node-llama-cpp/linux-x64-cuda@${cpuPackage}`);
+    expect(cudaImage).toMatch(/ENV ATTR_RAG_GPU=cuda/);
     expect(readFileSync(join(REPO_ROOT, ".gitignore"), "utf8")).toMatch(/^deploy\/\.env$/m);
   });
 

@@ -9,7 +9,7 @@ import { nativeAddon } from "./native/loadAddon.js";
 import type { TokenSegments } from "./tokenSegments.js";
 
 export interface ModelLoadOptions {
-  /** Layers to offload to a GPU backend when one is loaded (CUDA); 0 = CPU only. Default 0; -1 = all. */
+  /** Layers to offload to the GPU backend (ATTR_RAG_GPU, see gpuBackend.ts); 0 = CPU only, -1 = all. Default $ATTR_RAG_GPU_LAYERS, else 0. */
   gpuLayers?: number;
   /** Memory-map the weights (default true). */
   useMmap?: boolean;
@@ -34,9 +34,12 @@ export class Model implements AsyncDisposable, ModelHandle {
   static async load(path: string, options: ModelLoadOptions = {}): Promise<Model> {
     const full = resolve(path);
     await checkGguf(full);
-    const gpuLayers = options.gpuLayers ?? 0;
+    // ATTR_RAG_GPU_LAYERS (the gateway's gpuLayers setting from the environment) is every load's default, so
+    // a whole process (a test suite on a GPU backend included) can run offloaded without passing it around.
+    const fromEnv = process.env.ATTR_RAG_GPU_LAYERS;
+    const gpuLayers = options.gpuLayers ?? (fromEnv !== undefined && fromEnv.trim() !== "" ? Number(fromEnv) : 0);
     if (!Number.isInteger(gpuLayers) || gpuLayers < -1) {
-      throw new EngineArgumentError(`gpuLayers must be an integer ≥ -1 (−1 = all), got ${gpuLayers}`);
+      throw new EngineArgumentError(`gpuLayers must be an integer ≥ -1 (−1 = all), got ${options.gpuLayers ?? `ATTR_RAG_GPU_LAYERS=${fromEnv}`}`);
     }
     if (options.signal?.aborted) throw new AbortError("model load was aborted");
     const native = new (nativeAddon().AddonModel)();

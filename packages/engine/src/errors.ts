@@ -11,6 +11,14 @@ export class ModelLoadError extends EngineError {
   override name = "ModelLoadError";
 }
 
+/**
+ * The GPU backend asked for (ATTR_RAG_GPU / --gpu cuda|vulkan) cannot be used here: its npm package is
+ * missing or of another release, its library cannot load (no driver), or it finds no device.
+ */
+export class GpuBackendError extends EngineError {
+  override name = "GpuBackendError";
+}
+
 /** A request exceeds what the model or context can hold (prompt length, KV cells, batch, sequences). */
 export class EngineLimitError extends EngineError {
   override name = "EngineLimitError";

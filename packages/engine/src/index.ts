@@ -73,6 +73,7 @@ export {
   AbortError,
   DisposedError,
   EngineArgumentError,
+  GpuBackendError,
   EngineError,
   EngineLimitError,
   ModelLoadError,
@@ -87,3 +88,8 @@ export { readBenchCorpus } from "./bench/benchCorpus.js";
 export { describeRun, type BenchRun } from "./bench/runRecord.js";
 export { runAttributionBench, type AttributionBenchOptions, type AttributionBenchReport } from "./bench/attributionBench.js";
 export { BENCH_STRATEGIES, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";
+export { backendSelection } from "./native/loadAddon.js";
+export { GPU_CHOICES, isSoftwareDevice, LLAMA_PACKAGES_VERSION, parseGpuChoice, type BackendSelection, type GpuChoice, type GpuKind } from "./native/gpuBackend.js";
+export { OFFLOAD_MARGIN_BYTES, planOffload, type OffloadPlan } from "./native/offloadPlan.js";
+export { llamaBuild, type LlamaBuild } from "./native/buildInfo.js";
+export { listDevices } from "./native/devices.js";

@@ -21,7 +21,7 @@ interface WorkerFlags extends NatsFlags {
   contextSize: string;
   sequences?: string;
   batchSize: string;
-  gpuLayers: string;
+  gpuLayers?: string;
   stopGrace: string;
 }
 
@@ -53,14 +53,14 @@ export function registerWorkerCommand(program: Command): void {
     .option("--context-size <n>", "generator KV cells, shared by its parallel sequences", "32768")
     .option("--sequences <n>", "parallel sequences of the generator, shared by the running jobs (default 4 per job)")
     .option("--batch-size <n>", "tokens per llama_decode call", "512")
-    .option("--gpu-layers <n>", "layers offloaded to a GPU backend, -1 = all", "0")
+    .option("--gpu-layers <n>", "layers offloaded to the GPU backend (--gpu), -1 = all (default: $ATTR_RAG_GPU_LAYERS, else -1 with --gpu cuda|vulkan, else 0)")
     .option("--stop-grace <seconds>", "how long a stop waits for the running job", "30");
   addNatsOptions(command, true).action(async (o: WorkerFlags) => {
     const nats = natsOptions(o, o.name ?? `attr-rag-worker-${process.pid}`);
     if (nats === undefined) throw new CliError("--nats URL is required (or set ATTR_RAG_NATS)");
     if (o.model === undefined && o.reranker === undefined) throw new CliError("--model PATH|NAME is required (or --reranker PATH|NAME for a re-rank-only worker)");
-    const gpuLayers = Number(o.gpuLayers);
-    if (!Number.isInteger(gpuLayers) || gpuLayers < -1) throw new CliError(`--gpu-layers must be an integer ≥ -1, got "${o.gpuLayers}"`);
+    const gpuLayers = o.gpuLayers === undefined ? undefined : Number(o.gpuLayers);
+    if (gpuLayers !== undefined && (!Number.isInteger(gpuLayers) || gpuLayers < -1)) throw new CliError(`--gpu-layers must be an integer ≥ -1, got "${o.gpuLayers}"`);
     const generator = o.model !== undefined ? servedModel(o.model, o.modelId, "--model-id") : undefined;
     const reranker = o.reranker !== undefined ? servedModel(o.reranker, o.rerankerId, "--reranker-id") : undefined;
     if (o.rerankerId !== undefined && reranker === undefined) throw new CliError("--reranker-id names the id of --reranker; pass --reranker PATH|NAME too");
@@ -72,7 +72,7 @@ export function registerWorkerCommand(program: Command): void {
     const queue = { ackWaitMs: positiveInt("--ack-wait", o.ackWait) * 1000, maxDeliver: positiveInt("--max-deliver", o.maxDeliver), duplicateWindowMs: DEFAULT_JOB_QUEUE.duplicateWindowMs };
     const threads = o.threads !== undefined ? { threads: positiveInt("--threads", o.threads) } : {};
     const load = (path: string) =>
-      Model.load(path, { gpuLayers }).catch((err: unknown) => {
+      Model.load(path, gpuLayers !== undefined ? { gpuLayers } : {}).catch((err: unknown) => {
         throw err instanceof ModelLoadError ? new CliError(err.message, 2, { cause: err }) : err;
       });
     const held: AsyncDisposable[] = [];

@@ -3,7 +3,7 @@
 // report carries it as `run`, and bench/results/ keeps those reports as the README's sources.
 import { spawnSync } from "node:child_process";
 import { cpus, release, totalmem } from "node:os";
-import { nativeAddon } from "../native/loadAddon.js";
+import { backendSelection, nativeAddon } from "../native/loadAddon.js";
 
 export interface BenchRun {
   command: string;
@@ -12,6 +12,11 @@ export interface BenchRun {
   dirty: boolean | null;
   date: string;
   machine: { cpu: string; cores: number; memory_gib: number; os: string; node: string; devices: string[] };
+  /**
+   * What ran the model: "cpu", "cuda" or "vulkan", its devices, and a label a reader cannot miss when the
+   * device is a software renderer ("software Vulkan, not a GPU": lavapipe runs Vulkan on the CPU).
+   */
+  backend?: { name: string; devices: string[]; gpu_layers: number; label: string };
 }
 
 /** `program` names what was run (argv[2…] follow it): "attr-rag", or "node tools/bench/index-bench.mjs". */
@@ -24,8 +29,17 @@ export function describeRun(argv: readonly string[] = process.argv, program = "a
   const status = commit === undefined ? undefined : git("status", "--porcelain", "--untracked-files=no");
   const cpu = cpus();
   let devices: string[] = [];
+  let backend: BenchRun["backend"];
   try {
     devices = nativeAddon().devices().map((d) => `${d.type}:${d.description || d.name}`);
+    const s = backendSelection();
+    const gpuLayers = Number(process.env.ATTR_RAG_GPU_LAYERS ?? 0);
+    backend = {
+      name: s.backend,
+      devices: s.devices.map((d) => d.description || d.name),
+      gpu_layers: Number.isFinite(gpuLayers) ? gpuLayers : 0,
+      label: s.backend === "cpu" ? "CPU" : s.software ? `software ${s.backend === "vulkan" ? "Vulkan" : s.backend}, not a GPU` : `GPU (${s.backend})`,
+    };
   } catch {
     // The addon is checked when the bench loads its model; a description without devices is still useful.
   }
@@ -42,6 +56,7 @@ export function describeRun(argv: readonly string[] = process.argv, program = "a
       node: process.version,
       devices,
     },
+    ...(backend !== undefined ? { backend } : {}),
   };
 }
 

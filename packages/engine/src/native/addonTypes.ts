@@ -9,6 +9,8 @@ export interface NativeAddon {
   /** llama.cpp log lines at or above this level reach stderr: 0 none, 2 info, 3 warnings, 4 errors. */
   setLogLevel(level: number): void;
   devices(): NativeDevice[];
+  /** Loads one more ggml backend library (libggml-cuda.so, libggml-vulkan.so) after init(). */
+  loadBackend(path: string): { ok: boolean; error: string; backend: string; devices: number };
   readonly defaultLibraryDir: string;
   AddonModel: new () => NativeModel;
   AddonContext: new (model: NativeModel) => NativeContext;
@@ -16,6 +18,8 @@ export interface NativeAddon {
 
 export interface NativeDevice {
   name: string;
+  /** The ggml backend that registered it: "CPU", "Vulkan", "CUDA", … */
+  backend: string;
   description: string;
   type: "cpu" | "gpu" | "other";
   memoryFree: number;
