@@ -1,7 +1,9 @@
 // deploy/ cannot be started here (no Docker, no Kubernetes), so its files are held to what can be checked:
-// they parse, every command and option they run exists in this CLI, every role logs in as itself with its
-// own password, the manifests have the shape the design asks for, and the NATS permissions in the Helm
-// values are exactly those of deploy/nats/nats-server.conf (which the distributed tests run).
+// the YAML files parse (compose, the kustomize base, the Helm values); every command and option they run
+// exists in this CLI; every role logs in as itself with its own password; the manifests have the shape the
+// design asks for; the NATS permissions in the Helm values are exactly those of deploy/nats/nats-server.conf
+// (read here by pattern, not by a NATS config parser; the distributed tests start nats-server with it); the
+// Dockerfiles are only checked for their base image and what they install.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";

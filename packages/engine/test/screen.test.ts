@@ -51,6 +51,26 @@ describe("screen (hierarchical occlusion)", () => {
     expect(ctx.sequencesInUse()).toBe(0);
   });
 
+  it("screen - its drops are leave-one-out drops: with covering windows they equal exact teacher-forced scoring; by default they rank the sets alike", async () => {
+    const segments = ctx.tokenize(storySegments(6, 63));
+    const n = segments.blocks.length;
+    const exactFull = await ctx.occlude({ segments, strategy: "naive", maxTokens: 32 });
+    // Exact leave-one-out, by a different code path: scoreContinuations recomputes every prompt position.
+    const all = Array.from({ length: n }, (_, j) => j);
+    const scored = await ctx.scoreContinuations({ segments, continuation: exactFull.full.tokens, coalitions: [all, ...all.map((j) => all.filter((k) => k !== j))] });
+    const exactDrops = all.map((j) => scored.totals[0]! - scored.totals[1 + j]!);
+    const covered = await ctx.screen({ segments, maxTokens: 32, topK: 2, tailTokens: 1 << 20 });
+    covered.drops.forEach((d, j) => expect(Math.abs(d - exactDrops[j]!), `set ${j}`).toBeLessThan(1e-2));
+    // With the default (tail-only) recompute the drops are approximate, but they must still order the sets
+    // much as the exact ones do.
+    const approx = await ctx.screen({ segments, maxTokens: 32, topK: 2 });
+    const rank = (xs: readonly number[]) => xs.map((x) => xs.filter((y) => y > x).length);
+    const [ra, re] = [rank(approx.drops), rank(exactDrops)];
+    const d2 = ra.reduce((s, r, j) => s + (r - re[j]!) ** 2, 0);
+    expect(1 - (6 * d2) / (n * (n * n - 1))).toBeGreaterThan(0.5);
+    expect(ctx.sequencesInUse()).toBe(0);
+  });
+
   it("screen - a threshold nobody reaches regenerates nothing; bad options are refused", async () => {
     const segments = storySegments(3, 62);
     const none = await ctx.screen({ segments, maxTokens: 16, threshold: 1e9 });

@@ -18,7 +18,8 @@ export interface Fidelity {
   mean_first_divergence: number | null;
   /**
    * Mean KL(exact ‖ approximate) and top-1 agreement of next-token distributions along the exact answers; null
-   * for screen, whose regenerated answers are exact and whose screened ones are not decoded at all.
+   * for screen, whose regenerated answers are exact and whose screened ones are not decoded at all, and null
+   * when no step was compared (every exact answer empty): nothing measured is never reported as perfect.
    */
   mean_kl: number | null;
   top1_agreement: number | null;
@@ -28,6 +29,13 @@ export interface Fidelity {
   selection_identical: boolean;
   kept_jaccard: number;
   alpha_spearman: number | null;
+}
+
+/** Per-step means of the forced pairs' KL and top-1 agreement; null for both when no step was compared. */
+export function forcedStepMeans(perSet: readonly { steps: number; kl: number; top1Agree: number }[]): { meanKl: number | null; top1Agreement: number | null } {
+  const steps = perSet.reduce((s, p) => s + p.steps, 0);
+  if (steps === 0) return { meanKl: null, top1Agreement: null };
+  return { meanKl: perSet.reduce((s, p) => s + p.kl, 0) / steps, top1Agreement: perSet.reduce((s, p) => s + p.top1Agree, 0) / steps };
 }
 
 function outcome(r: OcclusionResult) {
@@ -55,14 +63,14 @@ export async function measureFidelity(
           forced: ref.occluded.map((o) => o.tokens),
           pairExact: true,
         });
-  const steps = forced?.perSet.reduce((s, p) => s + p.steps, 0) ?? 0;
+  const means = forced === undefined ? { meanKl: null, top1Agreement: null } : forcedStepMeans(forced.perSet);
   const agreement = occlusionAgreement(outcome(ref), outcome(approx.result));
   return {
     reference: exact.name,
     occluded_identical: cmp.identical / cmp.total,
     mean_first_divergence: cmp.divergences.length === 0 ? null : cmp.divergences.reduce((s, d) => s + d.step, 0) / cmp.divergences.length,
-    mean_kl: forced === undefined ? null : steps === 0 ? 0 : forced.perSet.reduce((s, p) => s + p.kl, 0) / steps,
-    top1_agreement: forced === undefined ? null : steps === 0 ? 1 : forced.perSet.reduce((s, p) => s + p.top1Agree, 0) / steps,
+    mean_kl: means.meanKl,
+    top1_agreement: means.top1Agreement,
     mean_abs_delta_alpha: { ...agreement.meanAbsDeltaAlpha },
     selection_identical: agreement.selectionIdentical,
     kept_jaccard: agreement.keptJaccard,
