@@ -242,6 +242,46 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
     await cluster.addWorker().waitFor(/serving model/);
   });
 
+  it("distributed - a worker killed with SIGKILL after occlusion progress began: the redelivered job never repeats or reorders a progress count", async () => {
+    const request = AskRequest.fromPartial({ question: QUESTIONS[1], retrieval: { k: 6 }, generation: { maxTokens: 64 } });
+    const marks = cluster.workers.map((w) => w.stderr.length);
+    let killed: string | undefined;
+    let doneAtKill = 0;
+    const outcome = await askStream(cluster.gatewayAddress, request, (e) => {
+      if (killed === undefined && e.stage?.$case === "occlusionProgress") {
+        const victim = cluster.workers.find((w, i) => /running occlusion job/.test(w.stderr.slice(marks[i])));
+        if (victim !== undefined) {
+          killed = victim.name;
+          doneAtKill = e.stage.value.done;
+          victim.child.kill("SIGKILL");
+        }
+      }
+    });
+    expect(killed, cluster.logs()).toBeDefined();
+    expect(outcome.error, cluster.logs()).toBeUndefined();
+    const { events } = outcome;
+    expect(events.map((e) => e.sequence)).toEqual(events.map((_, i) => i));
+    const progress = events.flatMap((e) => (e.stage?.$case === "occlusionProgress" ? [e.stage.value] : []));
+    // The last progress event is the run's close (pipeline.proto): done = total, with every set's outcome.
+    const last = progress.at(-1)!;
+    expect(last.done).toBe(last.total);
+    expect(last.finished).toHaveLength(last.total);
+    // Before it, the counts run 1, 2, …, total: nothing counted twice, nothing out of order, though the second
+    // worker streamed the job's progress again from the start.
+    const counts = progress.slice(0, -1).map((p) => p.done);
+    expect(counts).toEqual(Array.from({ length: last.total }, (_, i) => i + 1));
+    expect(progress.slice(0, -1).every((p) => p.finished.length === 0)).toBe(true);
+    expect(last.total).toBeGreaterThan(doneAtKill);
+    expect(cluster.workers.some((w) => /running occlusion job \S+ \(attempt 2/.test(w.stderr.slice(marks[cluster.workers.indexOf(w)] ?? 0)))).toBe(true);
+    const local = parse((await runCli(["ask", QUESTIONS[1]!, "--json", "--store", storeEmbedded, "--model", TEST_MODEL, ...ENGINE, "--k", "6", "--max-tokens", "64"])).stdout);
+    const [ta, tb] = [first(events, "attribution") as AttributionTable, first(local, "attribution") as AttributionTable];
+    expect(ta.rows.map((r) => r.setId)).toEqual(tb.rows.map((r) => r.setId));
+    ta.rows.forEach((row, i) => row.scores.forEach((x, k) => expect(Math.abs(x.alpha - tb.rows[i]!.scores[k]!.alpha)).toBeLessThanOrEqual(1e-9)));
+    expect(first(events, "selection")).toEqual(first(local, "selection"));
+    await cluster.workers.find((w) => w.name === killed)!.exited;
+    await cluster.addWorker().waitFor(/serving model/);
+  });
+
   it("distributed - a job that crashes its worker every time ends in the dead letters after max_deliver; the client gets INTERNAL, not a hang", async () => {
     // The harness plays the poison: every worker that starts an occlusion job dies at once (SIGKILL), and a
     // fresh worker takes its place.

@@ -128,9 +128,12 @@ describe("attr-rag eval answers", () => {
       for (const m of ANSWER_METRICS) expect(Math.abs(row.metrics[m]!)).toBeLessThanOrEqual(1);
       expect(row.context_ids.length).toBeGreaterThan(0);
       expect(row.timings["harness_ms"]).toBeGreaterThan(0);
-      if (row.method === "topk:2") expect(row.context_ids.length).toBeLessThanOrEqual(2);
-      if (row.method === "attr-rag") expect(row.timings["occlusion_ms"]).toBeGreaterThan(0);
     }
+    const byMethod = (m: string) => rows.filter((x) => x.method === m);
+    expect(byMethod("topk:2")).toHaveLength(5);
+    for (const row of byMethod("topk:2")) expect(row.context_ids.length).toBeLessThanOrEqual(2);
+    expect(byMethod("attr-rag")).toHaveLength(5);
+    for (const row of byMethod("attr-rag")) expect(row.timings["occlusion_ms"]).toBeGreaterThan(0);
     // Table I on stdout: a line per metric, the methods as columns, a best mark on every metric line.
     const lines = r.stdout.split("\n");
     expect(lines[0]).toMatch(/^metric\s+topk:2\s+rerank:2\s+attr-rag$/);
