@@ -16,5 +16,5 @@ export { modelIdOf } from "./modelId.js";
 export { GENERATOR_KINDS, RERANK_KINDS, startWorker, type RunningWorker, type WorkerOptions } from "./nats/workerService.js";
 export { runRerankJob } from "./runRerankJob.js";
 export { NatsEngine } from "./nats/natsEngine.js";
-export { listWorkerStats } from "./nats/workerStats.js";
+export { listWorkerStats, someWorkerServes } from "./nats/workerStats.js";
 export { engineWorkerStats, type WorkerIdentity } from "./engineStats.js";

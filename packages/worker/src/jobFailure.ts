@@ -1,4 +1,5 @@
 import { JobErrorCode, type JobError } from "@attr-rag/contracts";
+import { EngineArgumentError, EngineLimitError } from "@attr-rag/engine";
 
 /**
  * A job that cannot be done, with the cause a caller can act on: thrown by the job runners in-process and
@@ -26,3 +27,14 @@ export class JobFailure extends Error {
 
 export const invalidJob = (message: string) => new JobFailure(JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT, message);
 export const jobTooLarge = (message: string) => new JobFailure(JobErrorCode.JOB_ERROR_CODE_RESOURCE_EXHAUSTED, message);
+
+/**
+ * An engine call's failure as the job's: the engine checks every job against its limits before touching
+ * llama.cpp, so its argument and limit errors are the caller's to fix, answered and never retried; anything
+ * else is rethrown as it is.
+ */
+export function engineFailure(err: unknown): unknown {
+  if (err instanceof EngineArgumentError) return invalidJob(err.message);
+  if (err instanceof EngineLimitError) return jobTooLarge(err.message);
+  return err;
+}

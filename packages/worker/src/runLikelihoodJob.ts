@@ -1,8 +1,8 @@
 // The log-likelihood utility v(C) for many coalitions as one engine job: teacher-forced scoring of the
 // target (A_full) given the question and each coalition's sets, batched by the engine with shared prefixes.
 import { EngineStrategy, type LikelihoodJob, type LikelihoodResult } from "@attr-rag/contracts";
-import { EngineArgumentError, EngineLimitError, type EngineContext } from "@attr-rag/engine";
-import { invalidJob, jobTooLarge } from "./jobFailure.js";
+import type { EngineContext } from "@attr-rag/engine";
+import { engineFailure, invalidJob } from "./jobFailure.js";
 import { jobPrompt } from "./jobPrompt.js";
 
 export async function runLikelihoodJob(ctx: EngineContext, job: LikelihoodJob, signal: AbortSignal, workerId = "local"): Promise<LikelihoodResult> {
@@ -16,11 +16,7 @@ export async function runLikelihoodJob(ctx: EngineContext, job: LikelihoodJob, s
   try {
     scored = await ctx.scoreContinuations({ segments: tokens, continuation, coalitions: job.coalitions.map((c) => c.setIndices), signal });
   } catch (err) {
-    // The engine checked the job against its limits before touching llama.cpp: a caller's mistake, not a
-    // worker fault, so it is answered, never retried.
-    if (err instanceof EngineArgumentError) throw invalidJob(err.message);
-    if (err instanceof EngineLimitError) throw jobTooLarge(err.message);
-    throw err;
+    throw engineFailure(err);
   }
   const c = scored.counters;
   const promptTokens = tokens.prefix.length + tokens.blocks.reduce((n, b) => n + b.length, 0) + tokens.suffix.length;

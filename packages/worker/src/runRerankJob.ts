@@ -1,8 +1,8 @@
 // The pipeline's re-rank stage as an engine job: the cross-encoder scores each text against the question on
 // a rerank context, exactly as the embedded gateway calls it, so both modes rank the sets the same way.
 import type { RerankJob, RerankResult } from "@attr-rag/contracts";
-import { EngineArgumentError, EngineLimitError, type EngineContext } from "@attr-rag/engine";
-import { invalidJob, jobTooLarge } from "./jobFailure.js";
+import type { EngineContext } from "@attr-rag/engine";
+import { engineFailure, invalidJob } from "./jobFailure.js";
 
 export async function runRerankJob(ctx: EngineContext, job: RerankJob, signal: AbortSignal, workerId = "local"): Promise<RerankResult> {
   if (ctx.kind !== "rerank") throw invalidJob(`this worker's ${job.model ?? "model"} context is not a re-ranker (kind "${ctx.kind}"); start the worker with --reranker`);
@@ -12,10 +12,7 @@ export async function runRerankJob(ctx: EngineContext, job: RerankJob, signal: A
   try {
     scores = await ctx.rerank(job.query, job.texts, { truncate: job.truncate, signal });
   } catch (err) {
-    // Checked against the context's limits before llama.cpp ran: the caller's to fix, never retried.
-    if (err instanceof EngineArgumentError) throw invalidJob(err.message);
-    if (err instanceof EngineLimitError) throw jobTooLarge(err.message);
-    throw err;
+    throw engineFailure(err);
   }
   return {
     jobId: job.jobId,

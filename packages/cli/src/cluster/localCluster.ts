@@ -146,23 +146,7 @@ export class LocalCluster implements AsyncDisposable {
   /** Starts one more worker (wait for /serving model/ on it before counting on it). */
   addWorker(): ClusterProcess {
     const name = `worker-${++this.#nextWorker}`;
-    const w = this.#spawn(name, [
-      "worker",
-      "--nats",
-      this.url,
-      ...this.credentials("worker"),
-      "--model",
-      this.options.modelPath,
-      "--model-id",
-      this.modelId,
-      "--name",
-      name,
-      ...(this.options.ackWaitSeconds !== undefined ? ["--ack-wait", String(this.options.ackWaitSeconds)] : []),
-      ...(this.options.maxDeliver !== undefined ? ["--max-deliver", String(this.options.maxDeliver)] : []),
-      "--stop-grace",
-      "5",
-      ...(this.options.workerArgs ?? []),
-    ]);
+    const w = this.#spawn(name, this.#workerArgs(name, ["--model", this.options.modelPath, "--model-id", this.modelId, ...(this.options.workerArgs ?? [])]));
     this.workers.push(w);
     return w;
   }
@@ -171,25 +155,26 @@ export class LocalCluster implements AsyncDisposable {
   addRerankerWorker(): ClusterProcess {
     if (this.options.rerankerPath === undefined || this.rerankerId === undefined) throw new CliError("this cluster has no re-ranker (rerankerPath)");
     const name = `reranker-${this.rerankers.length + 1}`;
-    const w = this.#spawn(name, [
+    const w = this.#spawn(name, this.#workerArgs(name, ["--reranker", this.options.rerankerPath, "--reranker-id", this.rerankerId, ...threadsOf(this.options.workerArgs ?? [])]));
+    this.rerankers.push(w);
+    return w;
+  }
+
+  /** `attr-rag worker` as this cluster runs every worker: its NATS login, name, queue settings, then `serve`. */
+  #workerArgs(name: string, serve: readonly string[]): string[] {
+    return [
       "worker",
       "--nats",
       this.url,
       ...this.credentials("worker"),
-      "--reranker",
-      this.options.rerankerPath,
-      "--reranker-id",
-      this.rerankerId,
       "--name",
       name,
       ...(this.options.ackWaitSeconds !== undefined ? ["--ack-wait", String(this.options.ackWaitSeconds)] : []),
       ...(this.options.maxDeliver !== undefined ? ["--max-deliver", String(this.options.maxDeliver)] : []),
       "--stop-grace",
       "5",
-      ...threadsOf(this.options.workerArgs ?? []),
-    ]);
-    this.rerankers.push(w);
-    return w;
+      ...serve,
+    ];
   }
 
   get processes(): ClusterProcess[] {

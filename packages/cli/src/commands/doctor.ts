@@ -19,7 +19,7 @@ export interface DoctorReport {
   model?: { path: string; offloadDevice: string | null } & OffloadPlan;
 }
 
-const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+const gib = (bytes: number) => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`);
 
 /** `attr-rag doctor`: what this machine would run models on, and whether a model would fit there. */
 export function registerDoctorCommand(program: Command): void {
@@ -77,7 +77,7 @@ export function registerDoctorCommand(program: Command): void {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return;
     }
-    const lines = [`backend: ${report.summary}`, "devices:"];
+    const lines = [report.summary, "devices:"];
     for (const d of devices) lines.push(`  ${d.name} (${d.backend}, ${d.type}${d.software ? ", software renderer" : ""}): ${d.description}; ${gib(d.memoryFree)} free of ${gib(d.memoryTotal)}`);
     lines.push(`llama.cpp: ${build.release || "(built from source)"}; libraries ${build.libraryDir}${selection.libraryDir ? `; GPU backend from ${selection.libraryDir}` : ""}`);
     lines.push(`addon: ${build.addonPath}`);

@@ -4,7 +4,7 @@
 import { RerankJob } from "@attr-rag/contracts";
 import type { EngineContext } from "@attr-rag/engine";
 import { Code, RemoteError, type NatsConnection } from "@attr-rag/nats";
-import { listWorkerStats, runRerankJob, type NatsEngine } from "@attr-rag/worker";
+import { runRerankJob, someWorkerServes, type NatsEngine } from "@attr-rag/worker";
 import type { JobLane } from "@attr-rag/contracts";
 import { newJobId } from "../pipeline/engineCalls.js";
 import type { RerankBackend } from "./Backends.js";
@@ -55,8 +55,7 @@ export class NatsReranker implements RerankBackend {
 
   async #requireWorker(): Promise<void> {
     if (Date.now() < this.#seenUntil) return;
-    const workers = await listWorkerStats(this.nc, this.statsWaitMs).catch(() => []);
-    if (!workers.some((w) => w.model === this.id)) {
+    if (!(await someWorkerServes(this.nc, this.id, this.statsWaitMs).catch(() => false))) {
       throw new RemoteError(
         Code.UNAVAILABLE,
         `no worker serves the re-ranker "${this.id}": start one with \`attr-rag worker --reranker R.gguf --reranker-id ${this.id} --nats URL\`, or serve without --reranker (bi-encoder ranking)`,

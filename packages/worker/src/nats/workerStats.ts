@@ -7,9 +7,22 @@ import type { NatsConnection } from "@attr-rag/nats";
  */
 export async function listWorkerStats(nc: NatsConnection, maxWaitMs = 500): Promise<WorkerStats[]> {
   const all: WorkerStats[] = [];
+  for await (const stats of workerAnswers(nc, maxWaitMs)) all.push(stats);
+  return all;
+}
+
+/**
+ * Whether some worker serves `modelId`: true as soon as one says so (no wait for the others), false after
+ * `maxWaitMs` without one.
+ */
+export async function someWorkerServes(nc: NatsConnection, modelId: string, maxWaitMs = 500): Promise<boolean> {
+  for await (const stats of workerAnswers(nc, maxWaitMs)) if (stats.model === modelId) return true;
+  return false;
+}
+
+async function* workerAnswers(nc: NatsConnection, maxWaitMs: number): AsyncGenerator<WorkerStats> {
   for await (const m of await nc.requestMany("$SRV.STATS.attr-rag-worker", undefined, { maxWait: maxWaitMs })) {
     const data = (m.json() as { endpoints?: { data?: unknown }[] }).endpoints?.[0]?.data;
-    if (data !== undefined && data !== null) all.push(WorkerStats.fromJSON(data));
+    if (data !== undefined && data !== null) yield WorkerStats.fromJSON(data);
   }
-  return all;
 }
