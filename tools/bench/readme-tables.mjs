@@ -11,6 +11,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { demoProgressBlock, demoResultBlock, demoShortBlock } from "./demo-transcript.mjs";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 export const RESULTS_DIR = join(REPO_ROOT, "bench/results");
@@ -39,6 +40,10 @@ export const BLOCKS = {
   "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
   "attribution-bench": { files: ["attribution-bench-f16.json"], render: attributionBenchBlock },
+  // The demo's own output, from one recorded run (tools/bench/demo-run.mjs).
+  "demo-transcript": { files: ["demo-stories260K.json"], render: demoShortBlock },
+  "demo-progress": { files: ["demo-stories260K.json"], render: demoProgressBlock },
+  "demo-result": { files: ["demo-stories260K.json"], render: demoResultBlock },
 };
 
 /** Reads a result file; `load` can be swapped (tests change numbers to see the check fail). */

@@ -1,9 +1,9 @@
 // What a benchmark number needs beside it to be trusted later: the exact command, the commit it ran at (and
 // whether the tree had uncommitted changes), when, and on what machine. Every `attr-rag bench … --json`
 // report carries it as `run`, and bench/results/ keeps those reports as the README's sources.
-import { spawnSync } from "node:child_process";
 import { cpus, release, totalmem } from "node:os";
 import { backendSelection, nativeAddon } from "../native/loadAddon.js";
+import { gitState } from "./gitState.js";
 
 export interface BenchRun {
   command: string;
@@ -21,12 +21,7 @@ export interface BenchRun {
 
 /** `program` names what was run (argv[2…] follow it): "attr-rag", or "node tools/bench/index-bench.mjs". */
 export function describeRun(argv: readonly string[] = process.argv, program = "attr-rag"): BenchRun {
-  const git = (...args: string[]) => {
-    const r = spawnSync("git", args, { cwd: import.meta.dirname, encoding: "utf8" });
-    return r.status === 0 ? r.stdout.trim() : undefined;
-  };
-  const commit = git("rev-parse", "HEAD");
-  const status = commit === undefined ? undefined : git("status", "--porcelain", "--untracked-files=no");
+  const { commit, dirty } = gitState(import.meta.dirname);
   const cpu = cpus();
   let devices: string[] = [];
   let backend: BenchRun["backend"];
@@ -45,8 +40,8 @@ export function describeRun(argv: readonly string[] = process.argv, program = "a
   }
   return {
     command: [program, ...argv.slice(2).map(quote)].join(" "),
-    commit: commit ?? null,
-    dirty: status === undefined ? null : status !== "",
+    commit,
+    dirty,
     date: new Date().toISOString(),
     machine: {
       cpu: cpu[0]?.model.trim() ?? "unknown",
