@@ -24,7 +24,7 @@ function stageLines(data, { width = Infinity } = {}) {
     if (hits.length === 0) throw new Error(`the demo record has no progress line matching ${pattern}`);
     let text = hits.length === 1 ? hits[0][0] : `${hits[0][0]} … [${hits.at(-1)[1]}s] ${hits.at(-1)[2].replace(/ sets$/, "")}`;
     if (text.length > width) text = `${text.slice(0, width - 2).trimEnd()} …`;
-    out.push(text.length < COLUMN ? `${text.padEnd(COLUMN)}${step}` : `${text}    ${step}`);
+    out.push(text.length <= COLUMN - 3 ? `${text.padEnd(COLUMN)}${step}` : `${text}    ${step}`);
   }
   return out;
 }
