@@ -30,6 +30,12 @@ async function workerStats(): Promise<WorkerStats[]> {
 }
 
 let cluster: LocalCluster;
+/** The gateways still running, oldest first: a test may have killed one and started another in its place. */
+const liveGateways = () =>
+  cluster.gatewayAddresses.filter((_, i) => {
+    const child = cluster.gateways[i]!.child;
+    return child.exitCode === null && child.signalCode === null;
+  });
 let probe: NatsConnection;
 const missing = natsServerMissing();
 
@@ -50,19 +56,19 @@ afterAll(async () => {
 describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-server, 2 gateways, 2 workers)${missing ? ` (skipped: ${missing})` : ""}`, () => {
   it("batches distributed - the same --id resubmitted returns the same batch; another payload under that id is refused, nothing queued", async () => {
     const rows = rowsFile(dir, "idem", 2, { max_tokens: 2 });
-    const first = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "idem", "--json"]);
+    const first = await runCli(["batch", "submit", rows, "--server", liveGateways()[1]!, "--id", "idem", "--json"]);
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ id: "idem", total: 2, created: true });
-    const again = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[0]!, "--id", "idem", "--json"]);
+    const again = await runCli(["batch", "submit", rows, "--server", liveGateways()[0]!, "--id", "idem", "--json"]);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ id: "idem", created: false });
-    const plain = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[0]!, "--id", "idem"]);
+    const plain = await runCli(["batch", "submit", rows, "--server", liveGateways()[0]!, "--id", "idem"]);
     expect(plain.stderr).toMatch(/already submitted \(same id and items\): batch idem with 2 items/);
     expect(JSON.parse(again.stdout).items_sha256).toBe(JSON.parse(first.stdout).items_sha256);
-    const other = await runCli(["batch", "submit", rowsFile(dir, "idem-other", 3), "--server", cluster.gatewayAddresses[0]!, "--id", "idem"]);
+    const other = await runCli(["batch", "submit", rowsFile(dir, "idem-other", 3), "--server", liveGateways()[0]!, "--id", "idem"]);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/ALREADY_EXISTS: batch idem already exists with other items/);
-    const watched = await runCli(["batch", "watch", "idem", "--server", cluster.gatewayAddresses[0]!]);
+    const watched = await runCli(["batch", "watch", "idem", "--server", liveGateways()[0]!]);
     expect(watched.code, watched.stderr).toBe(0);
     const jsm = await jetstreamManager(probe);
     const info = await jsm.streams.info(BATCH_RESULTS_STREAM, { subjects_filter: batchResultsFilter("idem") });
@@ -71,7 +77,7 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
 
   it("batches distributed - four Asks at once through one gateway reach both workers (the gateway's defaults leave none idle)", async () => {
     const before = await workerStats();
-    const asks = await Promise.all(QUESTIONS.slice(0, 4).map((q) => runCli(["ask", q, "--server", cluster.gatewayAddresses[1]!, "--json", ...REQUEST])));
+    const asks = await Promise.all(QUESTIONS.slice(0, 4).map((q) => runCli(["ask", q, "--server", liveGateways()[1]!, "--json", ...REQUEST])));
     for (const a of asks) expect(a.code, a.stderr).toBe(0);
     const after = await workerStats();
     // Each Ask is an occlusion job and a generation job; both workers took some of the eight.
@@ -80,13 +86,14 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
 
   it("batches distributed - SIGKILL of one gateway mid-batch: the other finishes the 30 items, each with exactly one result", async () => {
     const rows = rowsFile(dir, "kill", 30);
-    const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[0]!, "--id", "kill-30"]);
+    const [target, other] = liveGateways();
+    const submitted = await runCli(["batch", "submit", rows, "--server", target!, "--id", "kill-30"]);
     expect(submitted.code, submitted.stderr).toBe(0);
-    const survivor = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
+    const survivor = new RemoteBatches({ server: other! });
     try {
       await until(async () => ((await survivor.get("kill-30")).counts!.succeeded >= 4 ? true : undefined), "4 results");
       const before = await allResults(survivor, "kill-30");
-      await cluster.gateways[0]!.stop("SIGKILL");
+      await cluster.gateways[cluster.gatewayAddresses.indexOf(target!)]!.stop("SIGKILL");
       // Every snapshot the survivor gives while results pour in must add up to the total.
       const sums = new Set<number>();
       const end = await until(async () => {
@@ -122,9 +129,9 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
 
   it("batches distributed - nats-server killed and restarted mid-batch: nothing is lost, the batch finishes", async () => {
     const rows = rowsFile(dir, "restart", 16);
-    const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "restart-16"]);
+    const submitted = await runCli(["batch", "submit", rows, "--server", liveGateways()[1]!, "--id", "restart-16"]);
     expect(submitted.code, submitted.stderr).toBe(0);
-    const batches = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
+    const batches = new RemoteBatches({ server: liveGateways()[1]! });
     try {
       await until(async () => ((await batches.get("restart-16")).counts!.succeeded >= 3 ? true : undefined), "3 results");
       await cluster.nats.kill();
@@ -146,15 +153,15 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
 
   it("batches distributed - CancelBatch mid-run stops the running items and leaves 0 KV sequences in use on the workers", async () => {
     const rows = rowsFile(dir, "cancel", 24, { max_tokens: 24, k: 6 });
-    const submitted = await runCli(["batch", "submit", rows, "--server", cluster.gatewayAddresses[1]!, "--id", "cancel-24"]);
+    const submitted = await runCli(["batch", "submit", rows, "--server", liveGateways()[1]!, "--id", "cancel-24"]);
     expect(submitted.code, submitted.stderr).toBe(0);
-    const batches = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
+    const batches = new RemoteBatches({ server: liveGateways()[1]! });
     try {
       await until(async () => {
         const b = await batches.get("cancel-24");
         return b.counts!.succeeded >= 1 && b.counts!.running >= 2 ? true : undefined;
       }, "a result and items running");
-      const cancelled = await runCli(["batch", "cancel", "cancel-24", "--server", cluster.gatewayAddresses[1]!, "--json"]);
+      const cancelled = await runCli(["batch", "cancel", "cancel-24", "--server", liveGateways()[1]!, "--json"]);
       expect(cancelled.code, cancelled.stderr).toBe(0);
       expect(["cancelling", "cancelled"]).toContain(JSON.parse(cancelled.stdout).state);
       const end = await until(async () => {
@@ -183,10 +190,10 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     const path = join(dir, "big.jsonl");
     writeFileSync(path, Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ id: `big-${i}`, question: `${QUESTIONS[i % QUESTIONS.length]}${pad}`, max_tokens: 1, k: 1 })).join("\n") + "\n");
     expect(readFileSync(path).length).toBeGreaterThan(4 * 1024 * 1024);
-    const submitted = await runCli(["batch", "submit", path, "--server", cluster.gatewayAddresses[1]!, "--id", "big-10k", "--json"]);
+    const submitted = await runCli(["batch", "submit", path, "--server", liveGateways()[1]!, "--id", "big-10k", "--json"]);
     expect(submitted.code, submitted.stderr).toBe(0);
     expect(JSON.parse(submitted.stdout)).toMatchObject({ id: "big-10k", total: 10_000 });
-    const batches = new RemoteBatches({ server: cluster.gatewayAddresses[1]! });
+    const batches = new RemoteBatches({ server: liveGateways()[1]! });
     try {
       const b = await batches.get("big-10k");
       expect(b.totalItems).toBe(10_000);

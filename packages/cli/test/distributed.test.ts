@@ -20,7 +20,7 @@ import {
   type SelectionReason,
 } from "@attr-rag/contracts";
 import { connectNats, natsServerMissing } from "@attr-rag/nats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { LocalCluster } from "../src/cluster/localCluster.js";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
 import { DEMO_CORPUS, runCli, TEST_MODEL } from "./helpers/runCli.js";
@@ -65,6 +65,13 @@ function getCluster(address: string): Promise<GetClusterResponse> {
 let cluster: LocalCluster;
 
 const missing = natsServerMissing();
+
+/** The SIGKILL tests replace the worker they killed, pass or fail, so every test finds two live workers. */
+async function replaceKilled(name: string | undefined): Promise<void> {
+  if (name === undefined) return;
+  await cluster.workers.find((w) => w.name === name)!.exited;
+  await cluster.addWorker().waitFor(/serving model/);
+}
 
 beforeAll(async () => {
   if (missing !== undefined) return;
@@ -214,6 +221,7 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
     const request = AskRequest.fromPartial({ question: QUESTIONS[0], retrieval: { k: 6 }, generation: { maxTokens: 120 } });
     const marks = cluster.workers.map((w) => w.stderr.length);
     let killed: string | undefined;
+    onTestFinished(() => replaceKilled(killed));
     const outcome = await askStream(cluster.gatewayAddress, request, (e) => {
       if (killed === undefined && e.stage?.$case === "initialAnswerDelta") {
         const victim = cluster.workers.find((w, i) => /running occlusion job/.test(w.stderr.slice(marks[i])));
@@ -236,16 +244,14 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
     expect(first(events, "selection")).toEqual(first(local, "selection"));
     const counts = events.flatMap((e) => (e.stage?.$case === "occlusionProgress" ? [e.stage.value.done] : []));
     expect(counts.slice(0, -1)).toEqual(counts.slice(0, -1).map((_, i) => i + 1));
-    expect(cluster.workers.some((w) => /running occlusion job \S+ \(attempt 2/.test(w.stderr))).toBe(true);
-    // Keep two live workers for what follows.
-    await cluster.workers.find((w) => w.name === killed)!.exited;
-    await cluster.addWorker().waitFor(/serving model/);
+    expect(cluster.workers.some((w, i) => /running occlusion job \S+ \(attempt 2/.test(w.stderr.slice(marks[i] ?? 0)))).toBe(true);
   });
 
   it("distributed - a worker killed with SIGKILL after occlusion progress began: the redelivered job never repeats or reorders a progress count", async () => {
     const request = AskRequest.fromPartial({ question: QUESTIONS[1], retrieval: { k: 6 }, generation: { maxTokens: 64 } });
     const marks = cluster.workers.map((w) => w.stderr.length);
     let killed: string | undefined;
+    onTestFinished(() => replaceKilled(killed));
     let doneAtKill = 0;
     const outcome = await askStream(cluster.gatewayAddress, request, (e) => {
       if (killed === undefined && e.stage?.$case === "occlusionProgress") {
@@ -278,8 +284,6 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
     expect(ta.rows.map((r) => r.setId)).toEqual(tb.rows.map((r) => r.setId));
     ta.rows.forEach((row, i) => row.scores.forEach((x, k) => expect(Math.abs(x.alpha - tb.rows[i]!.scores[k]!.alpha)).toBeLessThanOrEqual(1e-9)));
     expect(first(events, "selection")).toEqual(first(local, "selection"));
-    await cluster.workers.find((w) => w.name === killed)!.exited;
-    await cluster.addWorker().waitFor(/serving model/);
   });
 
   it("distributed - a job that crashes its worker every time ends in the dead letters after max_deliver; the client gets INTERNAL, not a hang", async () => {

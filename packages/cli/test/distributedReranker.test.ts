@@ -1,8 +1,9 @@
 // Distributed mode at parity with embedded (issue 23): the GGUF cross-encoder runs as rerank jobs on workers
 // (`attr-rag worker --reranker`), the gateway re-ranks through them (`serve --nats --reranker ID`), and the
 // gateway's port serves IndexService by forwarding to the index over NATS. Real nats-server, one process per
-// role. The tests share one cluster and run in order: the IndexService test ingests a document into the
-// distributed store, so it runs last (the parity tests compare with a copy of the store made before it).
+// role. The tests share one cluster; none depends on another having run: the IndexService test ingests a
+// document into the distributed store and deletes it again whatever happens (the parity tests compare with a
+// copy of the store made before any test).
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -259,6 +260,8 @@ describe.skipIf(missing !== undefined)(`distributed re-ranker and IndexService (
       expect(deleted).toEqual({ found: true, chunksDeleted: ingested.chunksAdded });
       expect((await unary<GetStatsResponse>(viaIndex.getStats.bind(viaIndex), {})).documents).toBe(before.documents);
     } finally {
+      // Leave the store as the other tests expect it, also when an assertion above failed.
+      await unary(viaIndex.deleteDocument.bind(viaIndex), { docId: "zebrafish-buffer" }).catch(() => undefined);
       viaGateway.close();
       viaIndex.close();
     }

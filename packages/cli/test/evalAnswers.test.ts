@@ -17,7 +17,7 @@ import {
   sentenceBleu,
 } from "@attr-rag/core";
 import { createEmbedder } from "@attr-rag/index";
-import { cleanEnv, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
+import { cleanEnv, type CliRun, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 
 // A five-question benchmark cut from the demo corpus (SPEC section 5 format, gold answers and spans), answered
 // with stories260K by three methods, judged by a local OpenAI-compatible server this test runs. The judge's
@@ -109,18 +109,27 @@ afterAll(async () => {
 });
 
 describe("attr-rag eval answers", () => {
+  // One full run that every test below reads (each can run alone: the run is setup, not a test of its own).
+  let run: CliRun;
   let rows: Row[];
   let summary: Record<string, any>;
+  let judgeRequestsOfRun: typeof judgeRequests;
   const out = () => join(dir, "run-a");
 
-  it("eval answers - runs every method on a five-question benchmark and writes rows, summary and a report", async () => {
-    const r = await runCli(["eval", "answers", "--benchmark", bench, "--out", out(), "--store", join(dir, "store"), "--report", join(dir, "report.html"), ...ASK, ...judgeArgs()], {
+  beforeAll(async () => {
+    run = await runCli(["eval", "answers", "--benchmark", bench, "--out", out(), "--store", join(dir, "store"), "--report", join(dir, "report.html"), ...ASK, ...judgeArgs()], {
       [KEY_ENV]: KEY,
     });
-    expect(r.stderr).toMatch(/eval answers: 15\/15 rows/);
-    expect(r.code, r.stderr).toBe(0);
+    judgeRequestsOfRun = judgeRequests.slice();
+    expect(run.code, run.stderr).toBe(0);
     rows = readRowsFile(join(out(), "rows.jsonl"));
     summary = JSON.parse(readFileSync(join(out(), "summary.json"), "utf8"));
+  });
+
+  it("eval answers - runs every method on a five-question benchmark and writes rows, summary and a report", () => {
+    const r = run;
+    expect(r.stderr).toMatch(/eval answers: 15\/15 rows/);
+    expect(r.code, r.stderr).toBe(0);
     expect(rows).toHaveLength(15);
     expect(new Set(rows.map((x) => `${x.question_id} ${x.method}`)).size).toBe(15);
     for (const row of rows) {
@@ -211,8 +220,8 @@ describe("attr-rag eval answers", () => {
       expect(j.problem).toMatch(/not JSON/);
     }
     // 3 methods × (1 + 2 + 2 + 2 + 1) requests, every one with the key from the environment variable.
-    expect(judgeRequests).toHaveLength(3 * 8);
-    expect(judgeRequests.every((r) => r.auth === `Bearer ${KEY}`)).toBe(true);
+    expect(judgeRequestsOfRun).toHaveLength(3 * 8);
+    expect(judgeRequestsOfRun.every((r) => r.auth === `Bearer ${KEY}`)).toBe(true);
     for (const m of METHODS.split(",")) {
       const j = summary["methods"][m]["judge"];
       expect(j).toMatchObject({ judged: 5, incomplete: 2, retried: 3 });

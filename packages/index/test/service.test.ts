@@ -7,8 +7,10 @@ import { fakeEmbedVector } from "./helpers/fakeEmbedder.mjs";
 import { call, ingest, startTestServer, statusOf, type TestServer } from "./helpers/serviceHarness.js";
 
 // One server for the whole file: three synthetic documents (4 chunks each, one per paragraph) ingested
-// first, then read, searched, deleted. Tests that change the index use their own document ids.
+// first, then read, searched, deleted, with seven background documents so that searches have more than 30
+// chunks to choose from whichever tests ran before. Tests that change the index use their own document ids.
 const DOCS = ["a", "b", "c"].map((id) => makeDocument(id));
+const BACKGROUND = Array.from({ length: 7 }, (_, i) => makeDocument(`bg${i}`));
 
 function searchRequest(query: string, options: Partial<NonNullable<SearchRequest["options"]>> = {}): SearchRequest {
   return { query, options: { mode: RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED, ...options }, includeQueryEmbedding: false };
@@ -18,8 +20,8 @@ describe("IndexService over gRPC", () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer({ maxDocumentBytes: 4_000 });
-    const res = await ingest(t.client, DOCS);
-    expect(res.indexed).toBe(3);
+    const res = await ingest(t.client, [...DOCS, ...BACKGROUND]);
+    expect(res.indexed).toBe(10);
   });
   afterAll(async () => {
     await t?.[Symbol.asyncDispose]();

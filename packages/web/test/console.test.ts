@@ -5,7 +5,7 @@ import { defaultModelPath } from "@attr-rag/engine";
 import { AskRequest, AttributionMethod, AttrRagServiceClient, BatchServiceClient, EngineStrategy, type AskEvent } from "@attr-rag/contracts";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT, startConsoleGateway, type GatewayFixture } from "./gatewayFixture.js";
 
 const TOKEN = "console-test-token";
@@ -64,6 +64,13 @@ describe.skipIf(missing !== undefined)(`web console in a real browser (Debian ch
     await page.fill("#token", token);
     await page.dispatchEvent("#token", "change");
   };
+
+  // Every test starts with the right token stored, whatever the one before it left in the page's storage
+  // (the wrong-token test sets its own).
+  beforeEach(async () => {
+    await page.goto(`${gateway.url}/#/ask`);
+    await setToken(TOKEN);
+  });
 
   it("console - a wrong token gets a clear message, not a broken page", async () => {
     await page.goto(`${gateway.url}/#/ask`);

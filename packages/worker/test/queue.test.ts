@@ -40,12 +40,11 @@ describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` 
   const logs: string[] = [];
   const workers: { name: string; worker: RunningWorker; nc: NatsConnection; ctx: EngineContext }[] = [];
 
-  async function addWorker(name: string, ctx?: EngineContext) {
+  async function addWorker(name: string) {
     const nc = await connectNats({ url: server.url, name });
-    const engineCtx = ctx ?? (await model.createContext({ contextSize: 4096, sequences: 4, threads: 1 }));
-    const worker = await startWorker({ nc, engine: engineCtx, modelId: MODEL_ID, workerId: name, queue: QUEUE, stopGraceMs: 2_000, log: (l) => logs.push(l) });
-    workers.push({ name, worker, nc, ctx: engineCtx });
-    return { worker, nc, ctx: engineCtx };
+    const ctx = await model.createContext({ contextSize: 4096, sequences: 4, threads: 1 });
+    const worker = await startWorker({ nc, engine: ctx, modelId: MODEL_ID, workerId: name, queue: QUEUE, stopGraceMs: 2_000, log: (l) => logs.push(l) });
+    workers.push({ name, worker, nc, ctx });
   }
 
   beforeAll(async () => {
@@ -53,6 +52,9 @@ describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` 
     model = await Model.load(defaultModelPath());
     client = await connectNats({ url: server.url, name: "gateway" });
     engine = await NatsEngine.connect(client, new ConnectionWatch(client), { queue: QUEUE, log: (l) => logs.push(l) });
+    // Three healthy workers for MODEL_ID serve every test; tests that stop or break workers start their own
+    // under model ids of their own, so the tests can run in any order or alone.
+    for (const name of ["w1", "w2", "w3"]) await addWorker(name);
   });
   afterAll(async () => {
     for (const w of workers) {
@@ -65,7 +67,7 @@ describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` 
   });
 
   it("worker queue - 3 workers share 30 jobs: every job is done exactly once and each worker took at least one", async () => {
-    for (const name of ["w1", "w2", "w3"]) await addWorker(name);
+    const before = new Map(workers.map((w) => [w.name, w.worker.completed]));
     const signal = new AbortController().signal;
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => engine.generate(generationJob(`job-${i}`), () => {}, signal)));
     expect(results.map((r) => r.jobId)).toEqual(Array.from({ length: 30 }, (_, i) => `job-${i}`));
@@ -76,8 +78,9 @@ describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` 
     // Each job ran once: one start in the logs, no redelivery.
     for (let i = 0; i < 30; i++) expect(logs.filter((l) => l.includes(`running generation job job-${i} (`))).toEqual([expect.stringContaining("(attempt 1,")]);
     // A worker publishes the result, then acks: the caller can hold every result a moment before the last ack.
-    await expect.poll(() => workers.reduce((n, w) => n + w.worker.completed, 0)).toBe(30);
-    for (const w of workers) expect(w.worker.completed).toBe(byWorker.get(w.name));
+    const completedHere = (w: (typeof workers)[number]) => w.worker.completed - before.get(w.name)!;
+    await expect.poll(() => workers.reduce((n, w) => n + completedHere(w), 0)).toBe(30);
+    for (const w of workers) expect(completedHere(w)).toBe(byWorker.get(w.name));
     // Work-queue retention: every acknowledged job has left the stream.
     const jsm = await jetstreamManager(client);
     await expect.poll(async () => (await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(0);
@@ -177,17 +180,17 @@ describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` 
   });
 
   it("worker queue - a job that fails on every delivery ends in the dead letters after max_deliver, and its caller is told", async () => {
-    for (const w of workers.splice(0)) {
-      await w.worker.stop();
-      await w.nc.close();
-    }
     // A worker whose engine is gone fails every job unexpectedly (as one that crashed would), so each
-    // delivery is handed back until max_deliver runs out.
+    // delivery is handed back until max_deliver runs out. Its own model id: the healthy workers never see the job.
     const broken = await model.createContext({ contextSize: 2048, sequences: 2 });
     await broken.dispose();
-    await addWorker("broken", broken);
+    const nc = await connectNats({ url: server.url, name: "broken" });
+    const worker = await startWorker({ nc, engine: broken, modelId: "poisontest", workerId: "broken", queue: QUEUE, stopGraceMs: 2_000, log: (l) => logs.push(l) });
+    const poison = { ...generationJob("poison-1"), model: "poisontest" };
     const started = performance.now();
-    const failed = await engine.generate(generationJob("poison-1"), () => {}, new AbortController().signal).catch((e: unknown) => e);
+    const failed = await engine.generate(poison, () => {}, new AbortController().signal).catch((e: unknown) => e);
+    await worker.stop();
+    await nc.close();
     expect(failed).toBeInstanceOf(JobFailure);
     expect((failed as JobFailure).code).toBe(JobErrorCode.JOB_ERROR_CODE_INTERNAL);
     expect((failed as JobFailure).message).toBe(
@@ -197,7 +200,7 @@ describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` 
     expect(logs.filter((l) => /running generation job poison-1/.test(l)).map((l) => /attempt (\d)/.exec(l)![1])).toEqual(["1", "2", "3"]);
     const jsm = await jetstreamManager(client);
     const dead = await jsm.streams.getMessage(DEAD_LETTER_STREAM, { last_by_subj: "attr_rag.v1.dead.generation" });
-    expect(DeadLetter.decode(dead!.data)).toMatchObject({ jobId: "poison-1", deliveries: 3, payload: GenerationJob.encode(generationJob("poison-1")).finish() });
+    expect(DeadLetter.decode(dead!.data)).toMatchObject({ jobId: "poison-1", deliveries: 3, payload: GenerationJob.encode(poison).finish() });
     expect((await jsm.streams.info(JOBS_STREAM)).state.messages).toBe(0);
   });
 });
