@@ -2,6 +2,7 @@
 export interface ProseNumber {
   line: number;
   raw: string;
+  written: string;
   digits: string;
   unit: string;
   approx: boolean;
@@ -9,7 +10,12 @@ export interface ProseNumber {
 export interface DeclaredSetting {
   file: string;
   says: string;
+  source?: [path: string, pattern: RegExp];
+  check?: () => string;
+  why?: string;
 }
+export declare function markdownFiles(dir?: string): string[];
+export declare function staleSettings<S extends DeclaredSetting>(settings: readonly S[], read?: (path: string) => string): (S & { problem: string })[];
 export declare function splitProse(text: string): { prose: string[]; generated: string };
 export declare function measuredNumbers(proseLines: readonly string[]): ProseNumber[];
 export declare function traceable(n: ProseNumber, generatedText: string): boolean;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { BATCH_RESULTS_STREAM, BatchItemState, BatchState, batchResultsFilter, type Batch, type BatchItemResult, type WorkerStats } from "@attr-rag/contracts";
 import { connectNats, natsServerMissing, type NatsConnection } from "@attr-rag/nats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { listWorkerStats } from "@attr-rag/worker";
 import { RemoteBatches } from "../src/batch/remoteBatches.js";
 import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
@@ -87,6 +87,11 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
   it("batches distributed - SIGKILL of one gateway mid-batch: the other finishes the 30 items, each with exactly one result", async () => {
     const rows = rowsFile(dir, "kill", 30);
     const [target, other] = liveGateways();
+    // The killed gateway comes back (below), also when an assertion fails first: later tests need two.
+    let restarted = false;
+    onTestFinished(async () => {
+      if (!restarted) await cluster.addGateway();
+    });
     const submitted = await runCli(["batch", "submit", rows, "--server", target!, "--id", "kill-30"]);
     expect(submitted.code, submitted.stderr).toBe(0);
     const survivor = new RemoteBatches({ server: other! });
@@ -118,6 +123,7 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
       survivor.close();
     }
     // The gateway comes back on the same NATS and serves the batch it had been running.
+    restarted = true;
     const address = await cluster.addGateway();
     const back = new RemoteBatches({ server: address });
     try {

@@ -304,6 +304,11 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
+    // The killer stops with the test, also when the Ask throws: later tests must keep their workers.
+    onTestFinished(async () => {
+      stop = true;
+      await killer;
+    });
     const started = performance.now();
     const outcome = await askStream(cluster.gatewayAddress, AskRequest.fromPartial({ question: QUESTIONS[1], retrieval: { k: 6 }, generation: { maxTokens: 24 } }));
     stop = true;

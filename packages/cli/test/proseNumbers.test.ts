@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { docFiles, REPO_ROOT } from "../../../tools/bench/readme-tables.mjs";
-import { measuredNumbers, splitProse, untracedNumbers } from "../../../tools/bench/prose-numbers.mjs";
+import { REPO_ROOT } from "../../../tools/bench/readme-tables.mjs";
+import { markdownFiles, measuredNumbers, splitProse, staleSettings, untracedNumbers } from "../../../tools/bench/prose-numbers.mjs";
 
 /**
  * Numbers in README/docs prose that are settings or outside facts, not measurements. Each names the phrase
@@ -17,6 +17,16 @@ interface Setting {
   why?: string;
 }
 
+const doc = (file: string) => readFileSync(join(REPO_ROOT, file), "utf8");
+
+/** "MIN–MAX UNIT" of a measure over the demo corpus's ten lab write-ups. */
+function labWriteUps(measure: (d: { id: string; text: string }) => number, unit: string): string {
+  const docs = doc("examples/demo-corpus/corpus.jsonl").trim().split("\n").map((l) => JSON.parse(l) as { id: string; text: string });
+  const values = docs.filter((d) => d.id.startsWith("exp-")).map(measure);
+  expect(values).toHaveLength(10);
+  return `${Math.min(...values).toLocaleString("en-US")}–${Math.max(...values).toLocaleString("en-US")} ${unit}`;
+}
+
 const SETTINGS: Setting[] = [
   { file: "README.md", says: "llama, 1.1 MiB, MIT", check: () => `${(statSync(join(REPO_ROOT, "examples/models/stories260K.gguf")).size / 2 ** 20).toFixed(1)} MiB` },
   { file: "README.md", says: "cmake ≥ 3.18", source: ["native/CMakeLists.txt", /cmake_minimum_required\(VERSION 3\.18\)/] },
@@ -25,12 +35,19 @@ const SETTINGS: Setting[] = [
   { file: "docs/commands.md", says: "(up to 5 s)", source: ["packages/index/src/service/startIndexServer.ts", /shutdownGraceMs = 5_000/] },
   { file: "docs/api.md", says: "above 65,536", source: ["packages/core/src/coalitions/coalitionOptions.ts", /MAX_SAMPLES = 65_536;/] },
   { file: "docs/attribution.md", says: "above 65,536", source: ["packages/core/src/coalitions/coalitionOptions.ts", /MAX_SAMPLES = 65_536;/] },
-  { file: "docs/api.md", says: "Refreshes every 2 s", source: ["packages/web/src/console/pages/cluster.ts", /\}, 2_000\);/] },
+  { file: "docs/api.md", says: "Refreshes every 2 s", source: ["packages/web/src/console/pages/cluster.ts", /const REFRESH_MS = 2_000;/] },
   { file: "docs/asking.md", says: "cosine is ≥ 0.35", source: ["packages/gateway/src/pipeline/citations.ts", /MIN_CITATION_SIMILARITY = 0\.35;/] },
-  { file: "docs/asking.md", says: "| 0.05 | elbow threshold", source: ["packages/cli/src/ask/askRequestOptions.ts", /elbow threshold \(default 0\.05\)/] },
-  { file: "docs/asking.md", says: "drop > τ = 0.05", source: ["packages/cli/src/ask/askRequestOptions.ts", /elbow threshold \(default 0\.05\)/] },
-  { file: "docs/asking.md", says: "| 0.01 | below this α", source: ["packages/cli/src/ask/askRequestOptions.ts", /context-ignored threshold \(default 0\.01\)/] },
-  { file: "docs/asking.md", says: "all α < ε = 0.01", source: ["packages/cli/src/ask/askRequestOptions.ts", /context-ignored threshold \(default 0\.01\)/] },
+  { file: "docs/asking.md", says: "| 0.05 | elbow threshold", source: ["packages/core/src/selection/selectionOptions.ts", /^ {2}tau: 0\.05,$/m] },
+  { file: "docs/asking.md", says: "drop > τ = 0.05", source: ["packages/core/src/selection/selectionOptions.ts", /^ {2}tau: 0\.05,$/m] },
+  { file: "docs/asking.md", says: "| 0.01 | below this α", source: ["packages/core/src/selection/selectionOptions.ts", /^ {2}epsilon: 0\.01,$/m] },
+  { file: "docs/asking.md", says: "all α < ε = 0.01", source: ["packages/core/src/selection/selectionOptions.ts", /^ {2}epsilon: 0\.01,$/m] },
+  // The configuration table's defaults (the gateway's config test also reads the table).
+  { file: "docs/asking.md", says: "| 32768 | generator KV cells", source: ["packages/gateway/src/config/gatewayConfig.ts", /contextSize: 32_768,/] },
+  { file: "docs/asking.md", says: "| 4000 | server limit: question length", source: ["packages/gateway/src/config/gatewayConfig.ts", /maxQuestionChars: 4_000,/] },
+  { file: "docs/asking.md", says: "| 4096 | server limit: max_tokens", source: ["packages/gateway/src/config/gatewayConfig.ts", /maxMaxTokens: 4_096,/] },
+  { file: "docs/asking.md", says: "| 200000 | server limit: characters", source: ["packages/gateway/src/config/gatewayConfig.ts", /maxAttributeChars: 200_000,/] },
+  { file: "docs/asking.md", says: "| 100000 | server limit: items in one batch", source: ["packages/gateway/src/config/gatewayConfig.ts", /maxBatchItems: 100_000,/] },
+  { file: "docs/asking.md", says: "| 67108864 | server limit: bytes", source: ["packages/gateway/src/config/gatewayConfig.ts", /maxMessageBytes: 64 \* 1024 \* 1024,/] },
   { file: "docs/asking.md", says: "to ≤ 1,000 characters", source: ["packages/core/src/chunking/chunkDocument.ts", /maxChars: 1000,/] },
   { file: "docs/evaluation.md", says: "30 chunks of ~1,000 characters", source: ["packages/core/src/chunking/chunkDocument.ts", /maxChars: 1000,/] },
   { file: "docs/asking.md", says: "λ = 0.9 for BM25", source: ["packages/index/src/search/fusionSettings.ts", /method: "convex", bm25Weight: 0\.9 \}/] },
@@ -39,7 +56,13 @@ const SETTINGS: Setting[] = [
   { file: "docs/retrieval.md", says: "at 50k chunks", source: ["tools/bench/index-bench.mjs", /chunks: \{ type: "string", default: "50000" \}/] },
   { file: "docs/attribution.md", says: "within 1 % of", source: ["packages/core/src/coalitions/coalitionOptions.ts", /DEFAULT_TRUNCATION = 0\.01;/] },
   { file: "docs/attribution.md", says: "λ = 1 % of λ_max", source: ["packages/core/src/coalitions/coalitionOptions.ts", /DEFAULT_LASSO_RATIO = 0\.01;/] },
-  // The convergence tolerances the coalition tests assert.
+  // The tolerances the tests assert.
+  { file: "docs/attribution.md", says: "equals exact Shapley within 1e-9", source: ["packages/core/test/coalitions.test.ts", /expect\(maxAbsDiff\(kernel\.scores, exact\)\)\.toBeLessThan\(1e-9\);/] },
+  { file: "docs/commands.md", says: "to 1e-9 on published examples", source: ["packages/core/test/metrics/fixtures.ts", /export const TOLERANCE = 1e-9;/] },
+  { file: "docs/distributed.md", says: "α table (to 1e-9)", source: ["packages/cli/test/distributed.test.ts", /scores\[k\]!\.alpha\)\)\.toBeLessThanOrEqual\(1e-9\)/] },
+  { file: "docs/distributed.md", says: "(re-rank scores to 1e-6)", source: ["packages/cli/test/distributedReranker.test.ts", /embedded\.sets\[i\]!\.score\), s\.setId\)\.toBeLessThanOrEqual\(1e-6\)/] },
+  { file: "docs/engine.md", says: "alone within 1e-3 nats", source: ["packages/engine/test/scoring.test.ts", /which !== "stories260K" \? 1e-2 : 1e-3;/] },
+  { file: "docs/engine.md", says: "sums, within 1e-2.", source: ["packages/engine/test/scoring.test.ts", /which !== "stories260K" \? 1e-2 : 1e-3;/] },
   { file: "docs/attribution.md", says: "at 4,096 samples", source: ["packages/core/test/coalitions.test.ts", /await error\(4096\)/] },
   { file: "docs/attribution.md", says: "Kernel SHAP 0.03, TMC 0.03 (no truncation) and 0.04 (default)", source: ["packages/core/test/coalitions.test.ts", /"kernel-shap" \}, 14, "shapley", 0\.03\][\s\S]*truncation: 0 \}, 10, "shapley", 0\.03\][\s\S]*"tmc-shapley" \}, 10, "shapley", 0\.04\]/] },
   { file: "docs/attribution.md", says: "0.03 against Shapley, Beta(16, 1) 0.08", source: ["packages/core/test/coalitions.test.ts", /betaBeta: 1 \}, 10, "shapley", 0\.03\][\s\S]*"beta-shapley" \}, 10, "beta16", 0\.08\]/] },
@@ -49,6 +72,7 @@ const SETTINGS: Setting[] = [
   { file: "docs/batches.md", says: "(64 MiB) per request", source: ["packages/gateway/src/config/gatewayConfig.ts", /maxMessageBytes: 64 \* 1024 \* 1024,/] },
   { file: "docs/batches.md", says: "gRPC's usual 4 MB", why: "gRPC's default receive limit (grpc-js and grpcio), not ours" },
   { file: "docs/batches.md", says: "1 h de-duplication", source: ["packages/gateway/src/batch/jetstream/batchStreams.ts", /ITEMS_DUPLICATE_WINDOW_MS = 3600 \* 1000;/] },
+  { file: "docs/batches.md", says: "(up to 5 times for", source: ["packages/gateway/src/batch/BatchRunner.ts", /item\.attempt < \(this\.o\.maxAttempts \?\? 5\)/] },
   { file: "docs/batches.md", says: "services every 10 s", source: ["packages/gateway/src/batch/workerBasedConcurrency.ts", /this\.#refresh\(\), 10_000\)/] },
   { file: "docs/commands.md", says: "(151,936 tokens)", why: "the size of the real qwen2 tokenizer the presets embed (its vocab-only GGUF)" },
   { file: "docs/commands.md", says: "FFN 1,792", source: ["packages/engine/src/synth/presets.ts", /bench: \{[^}]*embeddingLength: 640, blockCount: 8, feedForwardLength: 1792, headCount: 10, headCountKv: 2/] },
@@ -57,21 +81,27 @@ const SETTINGS: Setting[] = [
   { file: "docs/commands.md", says: "(λ 0–1 by 0.05)", source: ["packages/cli/src/eval/tuneFusion.ts", /CONVEX_STEPS = 20;/] },
   { file: "docs/distributed.md", says: "remembered 15 s", source: ["packages/gateway/src/backends/rerankBackends.ts", /PRESENCE_TTL_MS = 15_000;/] },
   { file: "docs/distributed.md", says: "(within 10 s, tested)", source: ["packages/cli/test/distributed.test.ts", /expect\(outcome\.endedAt - killedAt\)\.toBeLessThan\(10_000\);/] },
-  { file: "docs/engine.md", says: "builds weigh ~725 MB", why: "the unpacked sizes npm lists for @node-llama-cpp/linux-x64-cuda and -vulkan 3.22.1, not ours" },
   { file: "docs/engine.md", says: "at least 95 % of answers", source: ["packages/engine/test/occlusion.test.ts", /expect\(identical \/ total\)\.toBeGreaterThanOrEqual\(0\.95\);/] },
   { file: "docs/engine.md", says: "more than 80 % with it on", source: ["packages/engine/test/occlusionFlashAttention.test.ts", /expect\(identical \/ total\)\.toBeGreaterThan\(0\.8\);/] },
   { file: "docs/engine.md", says: "with 512 MiB", source: ["packages/engine/src/native/offloadPlan.ts", /OFFLOAD_MARGIN_BYTES = 512 \* 2 \*\* 20;/] },
   { file: "docs/engine.md", says: "has waited 2 s", source: ["native/src/DecodeScheduler.h", /kAgingMs = 2000;/] },
   { file: "docs/engine.md", says: "(or 50 ms have passed)", source: ["native/src/DecodeScheduler.cpp", /kGather = std::chrono::milliseconds\(50\);/] },
-  { file: "docs/evaluation.md", says: "with 95 % percentile-bootstrap intervals, 2,000 resamples", source: ["packages/cli/src/eval/answers/answersSummary.ts", /resamples = 2000\)/] },
+  { file: "docs/evaluation.md", says: "with 95 % percentile-bootstrap intervals, 2,000 resamples", source: ["packages/cli/src/eval/answers/answersSummary.ts", /resamples = 2000\)[\s\S]*confidence: 0\.95,/] },
   { file: "docs/evaluation.md", says: "default 8,192 cells", source: ["packages/cli/src/commands/evalAnswers.ts", /"--judge-context <n>", "KV cells of the local judge's context", "8192"\)/] },
   { file: "docs/evaluation.md", says: "65,536 / 8 gives each 8,192 cells", source: ["docs/evaluation.md", /--context-size 65536 --sequences 8 /] },
   { file: "docs/models.md", says: "| ~4.7 GB |", why: "the size of the published GGUF file on Hugging Face" },
   { file: "docs/models.md", says: "| ~36 MB |", why: "the size of the published GGUF file on Hugging Face" },
   { file: "docs/models.md", says: "| ~0.6 GB |", why: "the size of the published GGUF file on Hugging Face" },
+  { file: "examples/demo-corpus/README.md", says: "runs to 2,867–3,181 characters", check: () => labWriteUps((d) => d.text.length, "characters") },
+  { file: "examples/python/README.md", says: "(protoc >= 3.15)", why: "protoc accepts proto3 `optional` from release 3.15 on (protobuf's own release notes)" },
+  { file: "examples/python/README.md", says: ">= 3.15 (", why: "protoc accepts proto3 `optional` from release 3.15 on (protobuf's own release notes)" },
+  {
+    file: "tools/reference/README.md",
+    says: "more than 2,000 words",
+    check: () => `more than ${(Math.floor(JSON.parse(doc("packages/core/test/metrics/fixtures/cases.json")).stemWords.length / 1000) * 1000).toLocaleString("en-US")} words`,
+  },
 ];
 
-const doc = (file: string) => readFileSync(join(REPO_ROOT, file), "utf8");
 
 describe("numbers in README and docs prose", () => {
   it("prose numbers - every measurement in prose is in a generated block of its document, or a declared setting", () => {
@@ -82,12 +112,7 @@ describe("numbers in README and docs prose", () => {
   });
 
   it("prose numbers - each declared setting still says what its source says", () => {
-    for (const s of SETTINGS) {
-      expect([s.source, s.check, s.why].filter((x) => x !== undefined).length, s.says).toBe(1);
-      if (s.source) expect(doc(s.source[0]), `${s.file} "${s.says}" against ${s.source[0]}`).toMatch(s.source[1]);
-      if (s.check) expect(s.says, s.file).toContain(s.check());
-      if (s.why) expect(s.why.length, s.says).toBeGreaterThan(20);
-    }
+    expect(staleSettings(SETTINGS).map((s) => `${s.file} "${s.says}": ${s.problem}`)).toEqual([]);
   });
 
   it("prose numbers - a number typed into prose from memory is caught; the same number rendered in the block passes", () => {
@@ -109,7 +134,8 @@ describe("numbers in README and docs prose", () => {
     const { prose } = splitProse(
       [
         "Runs 1.5× faster in 3.2 s, 89 % of the time, ~7 ms, 10,279 tokens, 0.25 of naive.",
-        "Not these: `--k 0.5 1.5×`, qwen2-0.5b, bge-small-en-v1.5, node-llama-cpp@3.22.1, k8s, 2026-11-22, 10 sets, k = 8.",
+        "Also 8e-3 nats, 4–16 % and 2-3× more, **1.49×**, _2.5×_, 0.20/2.47×, 1147 chunks, 3x and 5 seconds.",
+        "Not these: `--k 0.5 1.5×`, qwen2-0.5b, Qwen2.5-7B, bge-small-en-v1.5, node-llama-cpp@3.22.1, k8s, 2026-11-22, 10 sets, k = 8, 150-token sets, a/b.",
         "```",
         "12.5 s in a fence",
         "```",
@@ -120,13 +146,34 @@ describe("numbers in README and docs prose", () => {
         "line break 4.2 s` ends [a link](bench/results/x-1.5.json).",
       ].join("\n"),
     );
-    expect(measuredNumbers(prose).map((n: { raw: string }) => n.raw)).toEqual(["1.5×", "3.2 s", "89 %", "~7 ms", "10,279", "0.25"]);
+    expect(measuredNumbers(prose).map((n: { raw: string }) => n.raw)).toEqual([
+      ...["1.5×", "3.2 s", "89 %", "~7 ms", "10,279", "0.25"],
+      ...["8e-3", "4 %", "16 %", "2 ×", "3×", "1.49×", "2.5×", "0.20", "2.47×", "1147", "3x", "5 seconds"],
+    ]);
   });
 
-  it("prose numbers - a setting whose source changed no longer vouches for the docs", () => {
-    const moved = { file: "docs/distributed.md", says: "remembered 15 s", source: ["packages/gateway/src/backends/rerankBackends.ts", /PRESENCE_TTL_MS = 30_000;/] as [string, RegExp] };
-    expect(doc(moved.source[0])).not.toMatch(moved.source[1]);
-    // And every document the checker reads exists and has prose.
-    for (const file of docFiles()) expect(splitProse(doc(file)).prose.join("").trim().length, file).toBeGreaterThan(0);
+  it("prose numbers - a setting whose source changed, whose check disagrees or that gives no evidence is stale", () => {
+    const file = "docs/distributed.md";
+    const says = "remembered 15 s";
+    const code = "const PRESENCE_TTL_MS = 30_000;\n"; // the constant changed, the docs did not
+    const stale = staleSettings(
+      [
+        { file, says, source: ["rerankBackends.ts", /PRESENCE_TTL_MS = 15_000;/] as [string, RegExp] },
+        { file, says, check: () => "remembered 30 s" },
+        { file, says },
+        { file, says, why: "trust me" },
+      ],
+      () => code,
+    );
+    expect(stale.map((s) => s.problem)).toEqual([
+      "rerankBackends.ts no longer matches /PRESENCE_TTL_MS = 15_000;/",
+      'the phrase does not contain "remembered 30 s", which is what the check computes now',
+      "needs exactly one of source, check or why",
+      "the reason is too short to say where the number comes from",
+    ]);
+    expect(staleSettings([{ file, says, source: ["rerankBackends.ts", /PRESENCE_TTL_MS = 30_000;/] as [string, RegExp] }], () => code)).toEqual([]);
+    // Every Markdown file is read, not only README.md and docs/.
+    expect(markdownFiles()).toEqual(expect.arrayContaining(["README.md", "docs/engine.md", "examples/demo-corpus/README.md", "tools/reference/README.md"]));
+    expect(markdownFiles().some((f) => f.includes("node_modules"))).toBe(false);
   });
 });

@@ -5,11 +5,14 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { gitState } from "../src/bench/gitState.js";
 
+// Run from a git hook, GIT_DIR and friends would point every git call (gitState's too) at another repository.
+for (const name of Object.keys(process.env)) if (name.startsWith("GIT_")) delete process.env[name];
+
 // A bench report's run record says whether the tree had uncommitted changes; only tracked files count.
 describe("bench run record: commit and dirty flag", () => {
   let dir: string;
   const git = (...args: string[]) => {
-    const r = spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.org", ...args], { cwd: dir, encoding: "utf8" });
+    const r = spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false", ...args], { cwd: dir, encoding: "utf8" });
     expect(r.status, r.stderr).toBe(0);
     return r.stdout.trim();
   };

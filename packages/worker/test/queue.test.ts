@@ -2,7 +2,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { DEAD_LETTER_STREAM, DeadLetter, GenerationJob, GenerationResult, JobErrorCode, JOBS_STREAM, jobResultSubject, jobSubject, type OcclusionJob } from "@attr-rag/contracts";
 import { defaultModelPath, Model, type EngineContext } from "@attr-rag/engine";
 import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { JobFailure } from "../src/jobFailure.js";
 import { NatsEngine } from "../src/nats/natsEngine.js";
 import { runLikelihoodJob } from "../src/runLikelihoodJob.js";
@@ -187,10 +187,12 @@ describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` 
     const nc = await connectNats({ url: server.url, name: "broken" });
     const worker = await startWorker({ nc, engine: broken, modelId: "poisontest", workerId: "broken", queue: QUEUE, stopGraceMs: 2_000, log: (l) => logs.push(l) });
     const poison = { ...generationJob("poison-1"), model: "poisontest" };
+    onTestFinished(async () => {
+      await worker.stop();
+      await nc.close();
+    });
     const started = performance.now();
     const failed = await engine.generate(poison, () => {}, new AbortController().signal).catch((e: unknown) => e);
-    await worker.stop();
-    await nc.close();
     expect(failed).toBeInstanceOf(JobFailure);
     expect((failed as JobFailure).code).toBe(JobErrorCode.JOB_ERROR_CODE_INTERNAL);
     expect((failed as JobFailure).message).toBe(

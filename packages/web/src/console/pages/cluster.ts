@@ -2,6 +2,9 @@ import { describeError, unary } from "../api.js";
 import { el } from "../dom.js";
 import { notify, state } from "../state.js";
 
+/** How often the page asks the gateway again while it is shown (docs/api.md says so). */
+const REFRESH_MS = 2_000;
+
 interface WorkerJson {
   workerId: string;
   model?: string;
@@ -86,7 +89,7 @@ export function clusterPage(root: HTMLElement): void {
     }
     setTimeout(() => {
       if (root.contains(body) && document.visibilityState === "visible") void load();
-    }, 2_000);
+    }, REFRESH_MS);
   };
   void load();
 }
