@@ -163,10 +163,13 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     expect(submitted.code, submitted.stderr).toBe(0);
     const batches = new RemoteBatches({ server: liveGateways()[1]! });
     try {
+      // Cancel while items run on the workers. (Not "after the first result": with eight items in flight on two
+      // one-slot workers the first result comes only when most items are nearly done, a minute here and past
+      // the wait on a loaded CI machine.)
       await until(async () => {
         const b = await batches.get("cancel-24");
-        return b.counts!.succeeded >= 1 && b.counts!.running >= 2 ? true : undefined;
-      }, "a result and items running");
+        return b.counts!.running >= 2 ? true : undefined;
+      }, "items running");
       const cancelled = await runCli(["batch", "cancel", "cancel-24", "--server", liveGateways()[1]!, "--json"]);
       expect(cancelled.code, cancelled.stderr).toBe(0);
       expect(["cancelling", "cancelled"]).toContain(JSON.parse(cancelled.stdout).state);
