@@ -1,5 +1,6 @@
 // The demo transcripts in README.md and docs/asking.md, rendered from a recorded demo run
 // (bench/results/demo-*.json, written by tools/bench/demo-run.mjs): what the demo printed, never retyped.
+import { describeRunRecord } from "./run-provenance.mjs";
 
 /** Each stage line the demo prints, and the pipeline step it shows; every one must be in the record. */
 const STAGES = [
@@ -38,17 +39,14 @@ function attributionLines(data) {
 }
 
 function recorded(file, data, prefix) {
-  const r = data.run;
-  if (!r?.command || !r?.machine) throw new Error(`bench/results/${file} has no run record (command, commit, machine)`);
-  const commit = r.commit ? `commit ${r.commit.slice(0, 7)}${r.dirty ? " + uncommitted changes" : ""}` : "no commit recorded";
-  return `Recorded by \`${r.command}\` (${commit}, ${r.date.slice(0, 10)}; ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node}): [${file}](${prefix}bench/results/${file}).`;
+  return `Recorded by ${describeRunRecord(file, data)}: [${file}](${prefix}bench/results/${file}).`;
 }
 
 /** README: the stages, the answer elided, the table's first two rows, the Done line. */
 export function demoShortBlock([{ file, data, prefix }]) {
   const table = attributionLines(data);
   const done = table.at(-1);
-  const rows = table.slice(2).filter((l) => l.startsWith("  ") && !l.startsWith("warning"));
+  const rows = table.slice(2).filter((l) => l.startsWith("  "));
   return [
     "```",
     ...stageLines(data, { width: 64 }),

@@ -12,6 +12,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { demoProgressBlock, demoResultBlock, demoShortBlock } from "./demo-transcript.mjs";
+import { describeRunRecord } from "./run-provenance.mjs";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 export const RESULTS_DIR = join(REPO_ROOT, "bench/results");
@@ -86,12 +87,7 @@ const link = (file, prefix = "") => `[${file}](${prefix}bench/results/${file})`;
 /** One line per result: what ran, where, when. */
 function provenance(results) {
   return results
-    .map(({ file, data, prefix }) => {
-      const r = data.run;
-      if (!r?.command || !r?.machine) throw new Error(`bench/results/${file} has no run record (command, commit, machine)`);
-      const commit = r.commit ? `commit ${r.commit.slice(0, 7)}${r.dirty ? " + uncommitted changes" : ""}` : "no commit recorded";
-      return `- ${link(file, prefix)}: \`${r.command}\` (${commit}, ${r.date.slice(0, 10)}; ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node})`;
-    })
+    .map(({ file, data, prefix }) => `- ${link(file, prefix)}: ${describeRunRecord(file, data)}`)
     .join("\n");
 }
 
