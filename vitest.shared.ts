@@ -1,7 +1,9 @@
 // One place for the test settings every package shares: a JSON report per package that
-// tools/ci/run-tests.mjs adds up into the plain "N passed, N failed" line CI reads.
+// tools/ci/run-tests.mjs adds up into the plain "N passed, N failed" line CI reads, and a timing report beside
+// it (files, tests, their seconds and assertions) from which it prints where the time went.
 import { resolve } from "node:path";
 import { defineConfig } from "vitest/config";
+import TimingReporter from "./tools/ci/timingReporter.mjs";
 
 export interface PackageTestOptions {
   testTimeout?: number;
@@ -23,7 +25,12 @@ export function packageTestConfig(packageDir: string, overrides: PackageTestOpti
       // Hooks start real things (a model, a store, a cluster) as slowly as tests do on a busy machine; the
       // limit only guards against hangs.
       hookTimeout: overrides.testTimeout ?? 30_000,
-      reporters: ["default", "json"],
+      setupFiles: [resolve(import.meta.dirname, "tools/ci/countAssertions.mjs")],
+      reporters: [
+        "default",
+        "json",
+        new TimingReporter({ outputFile: resolve(packageDir, ".reports", `timing-${overrides.report ?? "vitest.json"}`), root: resolve(import.meta.dirname) }),
+      ],
       outputFile: { json: resolve(packageDir, ".reports", overrides.report ?? "vitest.json") },
     },
   });

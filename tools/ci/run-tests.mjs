@@ -1,12 +1,16 @@
 #!/usr/bin/env node
-// `npm test`: builds and tests every package through Nx (`nx run-many -t build test`), then adds up the
+// `npm test`: builds and tests every package through Nx, then adds up the
 // per-package vitest JSON reports (packages/<name>/.reports/vitest*.json: vitest.json, and e.g. the engine's
 // vitest-gpu.json from its GPU backend run) into the one plain line CI reads:
 // "N passed, N failed, N skipped". A package that has a test script but left no report crashed or never
 // ran (e.g. its build failed), so it counts as one failure instead of silently vanishing from the total.
-import { spawnSync } from "node:child_process";
+// Before that line it prints where the time went (each package's test wall time, the slowest files and tests,
+// from the timing reports beside the JSON ones) and holds the whole run to its budget (testTimes.mjs): a
+// warning past the first number, a failure past the second, naming the slowest files.
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { summarizeTimes } from "./testTimes.mjs";
 
 const root = resolve(import.meta.dirname, "../..");
 const packagesDir = join(root, "packages");
@@ -17,9 +21,47 @@ const packages = readdirSync(packagesDir)
 
 for (const name of packages) rmSync(join(packagesDir, name, ".reports"), { recursive: true, force: true });
 
-const nxArgs = ["run-many", "-t", "build", "test", "--outputStyle=stream", ...process.argv.slice(2)];
-const nx = spawnSync(join(root, "node_modules/.bin/nx"), nxArgs, { cwd: root, stdio: "inherit" });
-if (nx.error) console.error(`could not start nx: ${nx.error.message}; run \`npm ci\` first`);
+// The tests run in two lanes at once, each its own Nx process over the built tree: the CLI's suite (the
+// longest: whole clusters whose processes mostly keep one core busy) beside every other package's, one after
+// another. One package at a time left the second core idle for much of the run (vmstat during the CLI's
+// cluster tests: half the CPU idle). Extra arguments (`npm test -- --projects=@attr-rag/core`) run one plain
+// `nx run-many -t build test` with them instead.
+const LANES = [["@attr-rag/cli"], "the rest"];
+
+const started = Date.now();
+const nxBin = join(root, "node_modules/.bin/nx");
+const nxRun = (args) => spawnSync(nxBin, ["run-many", ...args, "--outputStyle=stream"], { cwd: root, stdio: "inherit" });
+const laneSeconds = [];
+let nxStatus;
+if (process.argv.length > 2) {
+  const nx = nxRun(["-t", "build", "test", ...process.argv.slice(2)]);
+  if (nx.error) console.error(`could not start nx: ${nx.error.message}; run \`npm ci\` first`);
+  nxStatus = nx.status;
+} else {
+  const build = nxRun(["-t", "build"]);
+  if (build.error) console.error(`could not start nx: ${build.error.message}; run \`npm ci\` first`);
+  nxStatus = build.status;
+  // A failed build leaves its packages without reports, and each counts as a failure below.
+  if (build.status === 0) {
+    const inLanes = LANES.filter((l) => Array.isArray(l)).flat();
+    const lanes = LANES.map((lane) => (Array.isArray(lane) ? [`--projects=${lane.join(",")}`] : [`--exclude=${inLanes.join(",")}`]));
+    const statuses = await Promise.all(
+      lanes.map(
+        (projects, i) =>
+          new Promise((resolve) => {
+            const laneStart = Date.now();
+            const child = spawn(nxBin, ["run-many", "-t", "test", "--excludeTaskDependencies", ...projects, "--outputStyle=stream"], { cwd: root, stdio: "inherit" });
+            child.on("error", (error) => console.error(`could not start nx: ${error.message}`));
+            child.on("close", (code) => {
+              laneSeconds[i] = (Date.now() - laneStart) / 1000;
+              resolve(code);
+            });
+          }),
+      ),
+    );
+    nxStatus = statuses.every((code) => code === 0) ? 0 : 1;
+  }
+}
 
 let passed = 0;
 let failed = 0;
@@ -58,7 +100,24 @@ function addReport(name, reportName, report) {
     if (brokenFiles.includes(file)) failedNames.push(`${name}: ${file.name}: ${firstLine(file.message)}`);
   }
 }
+const timings = [];
+for (const name of packages) {
+  const reportsDir = join(packagesDir, name, ".reports");
+  if (!existsSync(reportsDir)) continue;
+  for (const file of readdirSync(reportsDir).filter((f) => /^timing-.*\.json$/.test(f)).sort()) {
+    timings.push({ pkg: name, report: file, ...JSON.parse(readFileSync(join(reportsDir, file), "utf8")) });
+  }
+}
+const times = summarizeTimes(timings, (Date.now() - started) / 1000);
+for (const line of times.lines) console.error(line);
+laneSeconds.forEach((seconds, i) => console.error(`test lane ${i + 1} (${Array.isArray(LANES[i]) ? LANES[i].join(", ") : LANES[i]}): ${(seconds / 60).toFixed(1)} min`));
+if (times.verdict === "warn") console.error(`warning: ${times.message}`);
+if (times.verdict === "fail") {
+  failed += 1;
+  failedNames.push(`test budget: ${times.message}`);
+}
+
 for (const test of skippedNames) console.error(`skipped: ${test}`);
 for (const test of failedNames) console.error(`failed: ${test}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exitCode = failed > 0 || passed === 0 || nx.status !== 0 ? 1 : 0;
+process.exitCode = failed > 0 || passed === 0 || nxStatus !== 0 ? 1 : 0;

@@ -134,6 +134,8 @@ describe.skipIf(missing !== undefined)(`web console in a real browser (Debian ch
     await page.click("#ask");
     await page.locator("#open-result").waitFor({ state: "visible", timeout: 60_000 });
     await page.click("#open-result");
+    // The Result page renders on the hash change, after the click returns: count its citations once it is there.
+    await page.locator("#result").waitFor();
     const marks = page.locator("#result mark.cite");
     const count = await marks.count();
     expect(count).toBeGreaterThan(0);

@@ -15,9 +15,11 @@ import { TEST_MODEL } from "../helpers/models.js";
 import { storySegments } from "../helpers/prompts.js";
 
 const COVER_ALL = 1 << 20;
+// Sized by decode calls, each ~0.2 s on lavapipe: enough tokens for speculative drafts to be accepted and
+// rejected and for answers to outlive their prompts' last set, no more.
 const CASES = [
-  { n: 3, seed: 31, maxTokens: 16 },
-  { n: 2, seed: 32, maxTokens: 24 },
+  { n: 3, seed: 31, maxTokens: 8 },
+  { n: 2, seed: 32, maxTokens: 12 },
 ];
 const wanted = process.env.ATTR_RAG_GPU;
 const gpuLayers = Number(process.env.ATTR_RAG_GPU_LAYERS ?? 0);
@@ -80,7 +82,7 @@ describe(`engine exactness on the ${wanted ?? "(unset)"} backend, every layer of
 
   it("gpu - three concurrent jobs give their solo tokens; one cancelled mid-decode frees its cells at once", async () => {
     const ctx = layouts["per-sequence KV streams"];
-    const jobs = [storySegments(2, 41), storySegments(3, 42), storySegments(2, 43)].map((segments) => ({ segments, strategy: "prefix-shared" as const, maxTokens: 12 }));
+    const jobs = [storySegments(2, 41), storySegments(3, 42), storySegments(2, 43)].map((segments) => ({ segments, strategy: "prefix-shared" as const, maxTokens: 6 }));
     const solo: OcclusionResult[] = [];
     for (const j of jobs) solo.push(await ctx.occlude(j));
     const abort = new AbortController();
@@ -99,11 +101,14 @@ describe(`engine exactness on the ${wanted ?? "(unset)"} backend, every layer of
 
   it("gpu - disposing a context mid-job cancels it and frees everything; a disposed context refuses work", async () => {
     const ctx = await model.createContext({ contextSize: 2048, sequences: 4, threads: 2 });
-    const job = ctx.occlude({ segments: storySegments(2, 51), strategy: "naive", maxTokens: 200 }).then(
+    let decoding!: () => void;
+    const started = new Promise<void>((r) => (decoding = r));
+    const job = ctx.occlude({ segments: storySegments(2, 51), strategy: "naive", maxTokens: 200, onFullToken: () => decoding() }).then(
       () => undefined,
       (err: unknown) => err,
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // Mid-job: once the first answer token is out, not after a guessed delay.
+    await started;
     await ctx.dispose();
     expect(await job).toBeInstanceOf(AbortError);
     await expect(ctx.occlude({ segments: storySegments(2, 51), maxTokens: 4 })).rejects.toThrow(DisposedError);
