@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { credentials } from "@grpc/grpc-js";
 import { AskEvent, AskRequest, AttrRagServiceClient, type AttributionTable, type SelectionExplanation } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_CORPUS, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
+import { ingestDemoCorpus, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-ask-"));
 const store = join(dir, "store");
@@ -14,7 +14,7 @@ const ENGINE = ["--model", TEST_MODEL, "--context-size", "16384", "--sequences",
 const REQUEST = ["--k", "6", "--max-tokens", "24"];
 
 beforeAll(async () => {
-  const ingest = await runCli(["ingest", "--store", store, DEMO_CORPUS]);
+  const ingest = await ingestDemoCorpus(store);
   expect(ingest.code, ingest.stderr).toBe(0);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

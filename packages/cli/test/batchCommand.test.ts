@@ -6,11 +6,11 @@ import { BatchItemState, BatchState, type BatchItemResult } from "@attr-rag/cont
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RemoteBatches } from "../src/batch/remoteBatches.js";
 import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
-import { cleanEnv, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
+import { cleanEnv, ingestDemoCorpus, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-batch-cli-"));
 const store = join(dir, "store");
-const ENGINE = ["--context-size", "16384", "--sequences", "4", "--threads", "2"];
+const ENGINE = ["--context-size", "16384", "--sequences", "4", "--threads", "1"];
 
 const lines = (path: string) =>
   readFileSync(path, "utf8")
@@ -19,7 +19,7 @@ const lines = (path: string) =>
     .map((l) => JSON.parse(l) as { id: string; status: string; answer: string; timings: Record<string, number> });
 
 beforeAll(async () => {
-  const ingest = await runCli(["ingest", "--store", store, DEMO_CORPUS]);
+  const ingest = await ingestDemoCorpus(store);
   expect(ingest.code, ingest.stderr).toBe(0);
 }, 120_000);
 

@@ -10,7 +10,7 @@ import { RemoteBatches } from "../src/batch/remoteBatches.js";
 import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
 import type { LocalCluster } from "../src/cluster/localCluster.js";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
-import { DEMO_CORPUS, REPO_ROOT, runCli } from "./helpers/runCli.js";
+import { ingestDemoCorpus, REPO_ROOT, runCli } from "./helpers/runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-batch-dist-"));
 const store = join(dir, "store");
@@ -41,7 +41,7 @@ const missing = natsServerMissing();
 
 beforeAll(async () => {
   if (missing !== undefined) return;
-  const ingest = await runCli(["ingest", "--store", store, DEMO_CORPUS]);
+  const ingest = await ingestDemoCorpus(store);
   expect(ingest.code, ingest.stderr).toBe(0);
   cluster = await startCluster({ store, workers: 2, gateways: 2, engine: ENGINE, ackWaitSeconds: 2, maxDeliver: 3, gatewayArgs: [...REQUEST, "--batch-ack-wait", "3"] });
   probe = await connectNats({ url: cluster.url, name: "probe", user: "gateway", pass: PASSWORDS.gateway });

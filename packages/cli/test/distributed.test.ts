@@ -23,7 +23,7 @@ import { connectNats, natsServerMissing } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { LocalCluster } from "../src/cluster/localCluster.js";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
-import { DEMO_CORPUS, runCli, TEST_MODEL } from "./helpers/runCli.js";
+import { ingestDemoCorpus, runCli, TEST_MODEL } from "./helpers/runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-distributed-"));
 const storeDistributed = join(dir, "store-d");
@@ -75,7 +75,7 @@ async function replaceKilled(name: string | undefined): Promise<void> {
 
 beforeAll(async () => {
   if (missing !== undefined) return;
-  const ingest = await runCli(["ingest", "--store", storeDistributed, DEMO_CORPUS]);
+  const ingest = await ingestDemoCorpus(storeDistributed);
   expect(ingest.code, ingest.stderr).toBe(0);
   // The index service holds its store's lock: the embedded runs read an identical copy.
   cpSync(storeDistributed, storeEmbedded, { recursive: true });

@@ -30,7 +30,7 @@ import { natsServerMissing } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalCluster } from "../src/cluster/localCluster.js";
 import { startCluster } from "./helpers/cluster.js";
-import { DEMO_CORPUS, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
+import { ingestDemoCorpus, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-distributed-reranker-"));
 const storeDistributed = join(dir, "store-d");
@@ -101,7 +101,7 @@ const missing = natsServerMissing();
 
 beforeAll(async () => {
   if (missing !== undefined) return;
-  const made = await runCli(["ingest", "--store", storeDistributed, DEMO_CORPUS]);
+  const made = await ingestDemoCorpus(storeDistributed);
   expect(made.code, made.stderr).toBe(0);
   cpSync(storeDistributed, storeEmbedded, { recursive: true });
   // A synthetic bert cross-encoder with a classification head (models synth --preset reranker-tiny).

@@ -34,7 +34,7 @@ for (const kvUnified of [false, true]) {
     beforeAll(async () => {
       model = await Model.load(TEST_MODEL);
       // 8 jobs × 8 sequences each: every job gets the width it would have alone with sequences 8.
-      ctx = await model.createContext({ contextSize: kvUnified ? 16384 : 65536, sequences: 64, jobs: 8, threads: 2, kvUnified });
+      ctx = await model.createContext({ contextSize: kvUnified ? 16384 : 65536, sequences: 64, jobs: 8, threads: 1, kvUnified });
     });
     afterAll(async () => {
       await model?.dispose();
@@ -99,7 +99,7 @@ for (const kvUnified of [false, true]) {
 
     it(`batching - 200 random admit, cancel and finish sequences leave 0 sequences in use (${layout})`, async () => {
       // Its own, smaller context: a unified cache's attention reads every used cell, and 200 jobs scatter them.
-      await using ctx = await model.createContext({ contextSize: kvUnified ? 4096 : 32768, sequences: 32, jobs: 8, threads: 2, kvUnified });
+      await using ctx = await model.createContext({ contextSize: kvUnified ? 4096 : 32768, sequences: 32, jobs: 8, threads: 1, kvUnified });
       const rand = rng(kvUnified ? 71 : 17);
       const strategies: OcclusionStrategy[] = ["speculative", "prefix-shared", "naive"];
       let finished = 0;
@@ -152,7 +152,7 @@ describe("continuous batching: admission", () => {
   let ctx: EngineContext;
   beforeAll(async () => {
     model = await Model.load(TEST_MODEL);
-    ctx = await model.createContext({ contextSize: 4096, sequences: 8, threads: 2, kvUnified: true });
+    ctx = await model.createContext({ contextSize: 4096, sequences: 8, threads: 1, kvUnified: true });
   });
   afterAll(async () => {
     await model?.dispose();

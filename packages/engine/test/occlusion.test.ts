@@ -33,7 +33,7 @@ for (const which of Object.keys(MODELS) as (keyof typeof MODELS)[]) {
     let ctx: EngineContext;
     beforeAll(async () => {
       model = await Model.load(await MODELS[which]());
-      ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 2 });
+      ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 1 });
     });
     afterAll(async () => {
       await model?.dispose();

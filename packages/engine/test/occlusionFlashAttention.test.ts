@@ -12,7 +12,7 @@ describe("occlusion with flash attention", () => {
   let ctx: EngineContext;
   beforeAll(async () => {
     model = await Model.load(TEST_MODEL);
-    ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 2, flashAttention: "on" });
+    ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 1, flashAttention: "on" });
   });
   afterAll(async () => {
     await model?.dispose();

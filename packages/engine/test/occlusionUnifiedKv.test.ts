@@ -13,7 +13,7 @@ for (const which of ["stories260K", "synthetic qwen2 tiny"] as const) {
     let ctx: EngineContext;
     beforeAll(async () => {
       model = await Model.load(which === "stories260K" ? TEST_MODEL : await tinySynthModel());
-      ctx = await model.createContext({ contextSize: 16384, sequences: 16, threads: 2, kvUnified: true });
+      ctx = await model.createContext({ contextSize: 16384, sequences: 16, threads: 1, kvUnified: true });
     });
     afterAll(async () => {
       await model?.dispose();

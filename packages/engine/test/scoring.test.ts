@@ -19,7 +19,7 @@ for (const which of ["stories260K", "synthetic qwen2 tiny"] as const) {
     beforeAll(async () => {
       model = await Model.load(which === "stories260K" ? TEST_MODEL : await tinySynthModel());
       // An f32 KV cache keeps batched and one-by-one scores within 1e-3 (f16 rounding of K/V moves them ~5e-3).
-      ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 2, kvType: "f32" });
+      ctx = await model.createContext({ contextSize: 32768, sequences: 16, threads: 1, kvType: "f32" });
     });
     afterAll(async () => {
       await model?.dispose();
@@ -59,7 +59,7 @@ for (const which of ["stories260K", "synthetic qwen2 tiny"] as const) {
       const alone = await Promise.all(
         coalitions.map(async (c) => (await ctx.scoreContinuations({ segments: { prefix: segments.prefix, blocks: c.map((j) => segments.blocks[j]!), suffix: segments.suffix }, continuation: answer, coalitions: [c.map((_, i) => i)] })).totals[0]!),
       );
-      const unified = await model.createContext({ contextSize: 32768, sequences: 16, threads: 2, kvType: "f32", kvUnified: true });
+      const unified = await model.createContext({ contextSize: 32768, sequences: 16, threads: 1, kvType: "f32", kvUnified: true });
       try {
         for (const c of [ctx, unified]) {
           const batched = await c.scoreContinuations({ segments, continuation: answer, coalitions });

@@ -12,7 +12,7 @@ describe("screen (hierarchical occlusion)", () => {
   let ctx: EngineContext;
   beforeAll(async () => {
     model = await Model.load(TEST_MODEL);
-    ctx = await model.createContext({ contextSize: 8192, sequences: 8, threads: 2 });
+    ctx = await model.createContext({ contextSize: 8192, sequences: 8, threads: 1 });
   });
   afterAll(async () => {
     await model?.dispose();

@@ -45,7 +45,7 @@ export async function startConsoleGateway(token: string): Promise<GatewayFixture
   } finally {
     await embedder.dispose();
   }
-  const config = loadConfig({ overrides: { store: storeDir, model: defaultModelPath(), k: 6, maxTokens: 24, contextSize: 16_384, sequences: 4, threads: 2, authToken: token } });
+  const config = loadConfig({ overrides: { store: storeDir, model: defaultModelPath(), k: 6, maxTokens: 24, contextSize: 16_384, sequences: 4, threads: 1, authToken: token } });
   const runtime = await Runtime.open(config);
   const server = await startGatewayServer({ runtime, httpPort: 0, consoleDir: CONSOLE_DIR, log: () => {} });
   return {

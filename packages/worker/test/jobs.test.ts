@@ -40,7 +40,7 @@ describe("engine jobs", () => {
   let ctx: EngineContext;
   beforeAll(async () => {
     model = await Model.load(defaultModelPath());
-    ctx = await model.createContext({ contextSize: 8192, sequences: 4, threads: 2 });
+    ctx = await model.createContext({ contextSize: 8192, sequences: 4, threads: 1 });
   });
   afterAll(async () => {
     await model?.dispose();

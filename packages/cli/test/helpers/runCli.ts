@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultModelPath } from "@attr-rag/engine";
+import { fromRunCache } from "../../../../tools/ci/testCache.mjs";
 
 export const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -15,7 +16,7 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `attr-rag ARGS` to completion (ATTR_RAG_* variables cleared so only ARGS and `env` count). */
+/** Runs `attr-rag ARGS` to completion (ATTR_RAG_* variables cleared, see cleanEnv, so only ARGS and `env` count). */
 export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...cleanEnv(), ...env } });
@@ -27,7 +28,20 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
   });
 }
 
-/** Starts a long-running command that prints `listening on HOST:PORT`; resolves with the address. */
+/**
+ * `attr-rag ingest --store STORE` of the demo corpus, for tests that start from it. Under `npm test` the first
+ * file ingests and the others copy its store (tools/ci/testCache.mjs); a copy reports exit 0 and says so.
+ * The ingest command itself is tested in ingestSearch.test.ts.
+ */
+export async function ingestDemoCorpus(store: string): Promise<CliRun> {
+  let run: CliRun = { code: 0, stdout: "", stderr: "copied from this test run's demo store" };
+  await fromRunCache("cli-demo-store", store, async (dest) => {
+    run = await runCli(["ingest", "--store", dest, DEMO_CORPUS]);
+    if (run.code !== 0) throw new Error(`attr-rag ingest exited ${run.code}: ${run.stderr}`);
+  });
+  return run;
+}
+
 /** A `serve`-like command until it prints `listening on ADDR` (and `http on ADDR` when given --http-port). */
 export function startServer(args: readonly string[]): Promise<{ child: ChildProcess; address: string; http?: string; stop(): Promise<number | null> }> {
   const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() });
@@ -56,6 +70,11 @@ export function startServer(args: readonly string[]): Promise<{ child: ChildProc
   });
 }
 
+/**
+ * The environment without ATTR_RAG_* variables, but for ATTR_RAG_THREADS=1: on the test model one engine thread
+ * is faster than two (the second costs more in synchronisation than it computes), and a spinning second
+ * thread per process oversubscribes a two-core machine while clusters run. A test's own env still overrides it.
+ */
 export function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ATTR_RAG_")));
+  return { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ATTR_RAG_"))), ATTR_RAG_THREADS: "1" };
 }

@@ -31,8 +31,8 @@ describe(`engine exactness on the ${wanted ?? "(unset)"} backend, every layer of
 
   beforeAll(async () => {
     model = await Model.load(TEST_MODEL);
-    layouts["per-sequence KV streams"] = await model.createContext({ contextSize: 4096, sequences: 8, threads: 2 });
-    layouts["unified KV cache"] = await model.createContext({ contextSize: 4096, sequences: 8, threads: 2, kvUnified: true });
+    layouts["per-sequence KV streams"] = await model.createContext({ contextSize: 4096, sequences: 8, threads: 1 });
+    layouts["unified KV cache"] = await model.createContext({ contextSize: 4096, sequences: 8, threads: 1, kvUnified: true });
   });
   afterAll(async () => {
     await model?.dispose();
@@ -100,7 +100,7 @@ describe(`engine exactness on the ${wanted ?? "(unset)"} backend, every layer of
   });
 
   it("gpu - disposing a context mid-job cancels it and frees everything; a disposed context refuses work", async () => {
-    const ctx = await model.createContext({ contextSize: 2048, sequences: 4, threads: 2 });
+    const ctx = await model.createContext({ contextSize: 2048, sequences: 4, threads: 1 });
     let decoding!: () => void;
     const started = new Promise<void>((r) => (decoding = r));
     const job = ctx.occlude({ segments: storySegments(2, 51), strategy: "naive", maxTokens: 200, onFullToken: () => decoding() }).then(
@@ -116,7 +116,7 @@ describe(`engine exactness on the ${wanted ?? "(unset)"} backend, every layer of
   });
 
   it("gpu - the GGML_ASSERT guards: limits and bad arguments are refused before llama.cpp runs", async () => {
-    const ctx = await model.createContext({ contextSize: 1024, sequences: 4, threads: 2 });
+    const ctx = await model.createContext({ contextSize: 1024, sequences: 4, threads: 1 });
     try {
       await expect(ctx.occlude({ segments: storySegments(60, 5), maxTokens: 16 })).rejects.toThrow(EngineLimitError);
       await expect(ctx.generate("Once upon a time", { maxTokens: 5000 }).next()).rejects.toThrow(EngineLimitError);
