@@ -7,7 +7,7 @@
 // Before that line it prints where the time went (each package's test wall time, the slowest files and tests,
 // from the timing reports beside the JSON ones) and holds the whole run to its budget (testTimes.mjs): a
 // warning past the first number, a failure past the second, naming the slowest files.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -22,21 +22,54 @@ const packages = readdirSync(packagesDir)
 
 for (const name of packages) rmSync(join(packagesDir, name, ".reports"), { recursive: true, force: true });
 
-// One package at a time (nx.json "parallel": 1), each package's files one after another (vitest.shared.ts).
-// Two lanes at once (the CLI's suite beside the rest) was measured and dropped: with the engines' second
-// thread spinning, CI's two cores ran the suite in 51 min instead of 47 and two tests hit their time limits.
-// The time is won instead by one engine thread per test process (one is faster than two on the test model)
-// and by sharing what several files start from. Extra arguments (`npm test -- --projects=@attr-rag/core`)
-// go to Nx as they are.
+// The tests run in two lanes at once, each its own Nx process over the built tree: the CLI's suite (the
+// longest: whole clusters, mostly waiting on each other) beside every other package's, one package after
+// another. Every engine in the tests runs one CPU thread (ATTR_RAG_THREADS=1 for the processes the tests
+// start), so the two lanes share two cores without oversubscribing them: with two threads per engine, a thread
+// spinning at ggml's barrier while its partner waited for a core made the two lanes slower than one (51 min
+// in CI against 47), and one package at a time left a core idle for a third of the run (user+sys CPU time
+// 43.5 min over 38.7 min of wall time here). Extra arguments (`npm test -- --projects=@attr-rag/core`) run
+// one plain `nx run-many -t build test` with them instead.
+const LANES = [["@attr-rag/cli"], "the rest"];
 
 // What several test files start from (the demo store) is built once for this run (testCache.mjs).
 const testCache = mkdtempSync(join(tmpdir(), "attr-rag-test-cache-"));
 process.env.ATTR_RAG_TEST_CACHE = testCache;
 
 const started = Date.now();
-const nx = spawnSync(join(root, "node_modules/.bin/nx"), ["run-many", "-t", "build", "test", "--outputStyle=stream", ...process.argv.slice(2)], { cwd: root, stdio: "inherit" });
-if (nx.error) console.error(`could not start nx: ${nx.error.message}; run \`npm ci\` first`);
-const nxStatus = nx.status;
+const nxBin = join(root, "node_modules/.bin/nx");
+const nxRun = (args) => spawnSync(nxBin, ["run-many", ...args, "--outputStyle=stream"], { cwd: root, stdio: "inherit" });
+const laneSeconds = [];
+let nxStatus;
+if (process.argv.length > 2) {
+  const nx = nxRun(["-t", "build", "test", ...process.argv.slice(2)]);
+  if (nx.error) console.error(`could not start nx: ${nx.error.message}; run \`npm ci\` first`);
+  nxStatus = nx.status;
+} else {
+  const build = nxRun(["-t", "build"]);
+  if (build.error) console.error(`could not start nx: ${build.error.message}; run \`npm ci\` first`);
+  nxStatus = build.status;
+  // A failed build leaves its packages without reports, and each counts as a failure below.
+  if (build.status === 0) {
+    const inLanes = LANES.filter((l) => Array.isArray(l)).flat();
+    const lanes = LANES.map((lane) => (Array.isArray(lane) ? [`--projects=${lane.join(",")}`] : [`--exclude=${inLanes.join(",")}`]));
+    const statuses = await Promise.all(
+      lanes.map(
+        (projects, i) =>
+          new Promise((resolve) => {
+            const laneStart = Date.now();
+            const child = spawn(nxBin, ["run-many", "-t", "test", "--excludeTaskDependencies", ...projects, "--outputStyle=stream"], { cwd: root, stdio: "inherit" });
+            child.on("error", (error) => console.error(`could not start nx: ${error.message}`));
+            child.on("close", (code) => {
+              laneSeconds[i] = (Date.now() - laneStart) / 1000;
+              resolve(code);
+            });
+          }),
+      ),
+    );
+    nxStatus = statuses.every((code) => code === 0) ? 0 : 1;
+  }
+}
 
 rmSync(testCache, { recursive: true, force: true });
 
@@ -87,6 +120,7 @@ for (const name of packages) {
 }
 const times = summarizeTimes(timings, (Date.now() - started) / 1000);
 for (const line of times.lines) console.error(line);
+laneSeconds.forEach((seconds, i) => console.error(`test lane ${i + 1} (${Array.isArray(LANES[i]) ? LANES[i].join(", ") : LANES[i]}): ${(seconds / 60).toFixed(1)} min`));
 if (times.verdict === "warn") console.error(`warning: ${times.message}`);
 if (times.verdict === "fail") {
   failed += 1;

@@ -11,7 +11,7 @@ const store = join(dir, "store");
 const QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
 // Small engine settings so each ask takes seconds; the same for the server and the embedded CLI.
 const ENGINE = ["--model", TEST_MODEL, "--context-size", "16384", "--sequences", "4"];
-const REQUEST = ["--k", "6", "--max-tokens", "24"];
+const REQUEST = ["--k", "6", "--max-tokens", "12"];
 
 beforeAll(async () => {
   const ingest = await ingestDemoCorpus(store);
@@ -30,7 +30,7 @@ describe("attr-rag ask and serve", () => {
     const client = new AttrRagServiceClient(server.address, credentials.createInsecure());
     const viaGrpc: AskEvent[] = await new Promise((resolve, reject) => {
       const events: AskEvent[] = [];
-      const call = client.ask(AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 6, mode: 0 }, generation: { maxTokens: 24, strategy: 0 } }));
+      const call = client.ask(AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 6, mode: 0 }, generation: { maxTokens: 12, strategy: 0 } }));
       call.on("data", (r: { event: AskEvent }) => events.push(r.event));
       call.on("error", reject);
       call.on("end", () => resolve(events));
@@ -172,7 +172,7 @@ describe("attr-rag ask and serve", () => {
     const demoStore = join(dir, "demo-store");
     const report = join(dir, "demo.html");
     // No model named: the demo runs the one that ships with the repository.
-    const run = await runCli(["demo", "--store", demoStore, "--report", report, "--max-tokens", "24"]);
+    const run = await runCli(["demo", "--store", demoStore, "--report", report, "--max-tokens", "12"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`with ${join(REPO_ROOT, "examples/models/stories260K.gguf")}`);
     expect(run.stderr).toMatch(/demo: 32 documents/);

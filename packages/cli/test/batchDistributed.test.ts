@@ -84,41 +84,41 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     for (const w of after) expect(w.completedJobs, w.workerId).toBeGreaterThan(before.find((b) => b.workerId === w.workerId)!.completedJobs);
   });
 
-  it("batches distributed - SIGKILL of one gateway mid-batch: the other finishes the 30 items, each with exactly one result", async () => {
-    const rows = rowsFile(dir, "kill", 30);
+  it("batches distributed - SIGKILL of one gateway mid-batch: the other finishes the 16 items, each with exactly one result", async () => {
+    const rows = rowsFile(dir, "kill", 16);
     const [target, other] = liveGateways();
     // The killed gateway comes back (below), also when an assertion fails first: later tests need two.
     let restarted = false;
     onTestFinished(async () => {
       if (!restarted) await cluster.addGateway();
     });
-    const submitted = await runCli(["batch", "submit", rows, "--server", target!, "--id", "kill-30"]);
+    const submitted = await runCli(["batch", "submit", rows, "--server", target!, "--id", "kill-16"]);
     expect(submitted.code, submitted.stderr).toBe(0);
     const survivor = new RemoteBatches({ server: other! });
     try {
-      await until(async () => ((await survivor.get("kill-30")).counts!.succeeded >= 4 ? true : undefined), "4 results");
-      const before = await allResults(survivor, "kill-30");
+      await until(async () => ((await survivor.get("kill-16")).counts!.succeeded >= 4 ? true : undefined), "4 results");
+      const before = await allResults(survivor, "kill-16");
       await cluster.gateways[cluster.gatewayAddresses.indexOf(target!)]!.stop("SIGKILL");
       // Every snapshot the survivor gives while results pour in must add up to the total.
       const sums = new Set<number>();
       const end = await until(async () => {
-        const b = await survivor.get("kill-30");
+        const b = await survivor.get("kill-16");
         const c = b.counts!;
         sums.add(c.queued + c.running + c.succeeded + c.failed + c.cancelled);
         return ended(b) ? b : undefined;
       }, "the batch to end on the surviving gateway");
-      expect([...sums]).toEqual([30]);
+      expect([...sums]).toEqual([16]);
       expect(end.state).toBe(BatchState.BATCH_STATE_COMPLETED);
-      const results = await allResults(survivor, "kill-30");
-      expect(end.counts, failures(results) + cluster.logs()).toEqual({ queued: 0, running: 0, succeeded: 30, failed: 0, cancelled: 0 });
-      expect(results.map((r) => r.itemId).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `kill-${i}`).sort());
+      const results = await allResults(survivor, "kill-16");
+      expect(end.counts, failures(results) + cluster.logs()).toEqual({ queued: 0, running: 0, succeeded: 16, failed: 0, cancelled: 0 });
+      expect(results.map((r) => r.itemId).sort()).toEqual(Array.from({ length: 16 }, (_, i) => `kill-${i}`).sort());
       expect(results.map((r) => r.offset)).toEqual(results.map((_, i) => i));
       expect(results.every((r) => r.state === BatchItemState.BATCH_ITEM_STATE_SUCCEEDED)).toBe(true);
       // What was recorded before the kill is what is there after it: the same results, not runs done again.
       for (const r of before) expect(results.find((x) => x.itemId === r.itemId)).toEqual(r);
       // The stream holds one message per item.
-      const info = await (await jetstreamManager(probe)).streams.info(BATCH_RESULTS_STREAM, { subjects_filter: batchResultsFilter("kill-30") });
-      expect(Object.values(info.state.subjects ?? {})).toEqual(Array(30).fill(1));
+      const info = await (await jetstreamManager(probe)).streams.info(BATCH_RESULTS_STREAM, { subjects_filter: batchResultsFilter("kill-16") });
+      expect(Object.values(info.state.subjects ?? {})).toEqual(Array(16).fill(1));
     } finally {
       survivor.close();
     }
@@ -127,7 +127,7 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     const address = await cluster.addGateway();
     const back = new RemoteBatches({ server: address });
     try {
-      expect((await back.get("kill-30")).state).toBe(BatchState.BATCH_STATE_COMPLETED);
+      expect((await back.get("kill-16")).state).toBe(BatchState.BATCH_STATE_COMPLETED);
     } finally {
       back.close();
     }

@@ -31,7 +31,7 @@ const storeEmbedded = join(dir, "store-e");
 const QUESTIONS = ["Explain all the required steps of the acetaminophen synthesis.", "How do I collect oxygen gas over water?"];
 /** The same engine settings for the workers and the embedded runs they are compared with. */
 const ENGINE = ["--context-size", "16384", "--sequences", "4", "--threads", "1"];
-const REQUEST = ["--k", "6", "--max-tokens", "24"];
+const REQUEST = ["--k", "6", "--max-tokens", "12"];
 
 const stages = (events: readonly AskEvent[]) => events.map((e) => e.stage!.$case).filter((s, i, all) => i === 0 || all[i - 1] !== s);
 const first = <C extends string>(events: readonly AskEvent[], c: C) => events.find((e) => e.stage?.$case === c)?.stage?.value as never;

@@ -23,15 +23,15 @@ const stageOf = (events: readonly AskEvent[], c: string): any => events.find((e)
  * other demo questions took the same path as the first two.
  */
 function tenItems(): BatchItem[] {
-  const items: BatchItem[] = QUESTIONS.slice(0, 2).map((question, i) => ({ itemId: `q-${i + 1}`, request: AskRequest.fromPartial({ question, generation: { maxTokens: 12 } }) }));
+  const items: BatchItem[] = QUESTIONS.slice(0, 2).map((question, i) => ({ itemId: `q-${i + 1}`, request: AskRequest.fromPartial({ question, generation: { maxTokens: 6 } }) }));
   const extra: DeepPartial<AskRequest>[] = [
     { retrieval: { k: 4 } },
-    { generation: { maxTokens: 12 } },
-    { retrieval: { k: 3 }, generation: { maxTokens: 16 } },
+    { generation: { maxTokens: 10 } },
+    { retrieval: { k: 3 }, generation: { maxTokens: 12 } },
     { baseline: { baseline: Baseline.BASELINE_TOPK, k: 3 } },
     { attribution: { method: AttributionMethod.ATTRIBUTION_METHOD_LEAVE_ONE_OUT_LOGLIK } },
     { retrieval: { k: 8 } },
-    { generation: { maxTokens: 8 } },
+    { generation: { maxTokens: 4 } },
     { includeOccludedAnswers: true },
   ];
   extra.forEach((e, i) => items.push({ itemId: `variant-${i + 1}`, request: AskRequest.fromPartial({ question: QUESTIONS[i % QUESTIONS.length]!, ...e }) }));
@@ -47,7 +47,8 @@ describe("batches (embedded gateway, batches.sqlite)", () => {
 
   beforeAll(async () => {
     store = await buildDemoStore();
-    runtime = await Runtime.open(testConfig(store.dir));
+    // Answers of 8 tokens by default: every comparison below is token for token, whatever the length.
+    runtime = await Runtime.open(testConfig(store.dir, { maxTokens: 8 }));
     server = await startGatewayServer({ runtime, log: (line) => logs.push(line) });
     batches = new BatchClient(server.address);
   });
