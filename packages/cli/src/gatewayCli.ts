@@ -12,7 +12,7 @@ export type ConfigKey = keyof GatewayConfig;
 
 /** Adds `--config FILE` and one `--<flag> <value>` per config key, described from the gateway's table. */
 export function addConfigOptions(command: Command, keys: readonly ConfigKey[]): Command {
-  command.option("--config <file>", "JSON config file (keys as in the README's config table); flags and ATTR_RAG_* env vars override it");
+  command.option("--config <file>", "JSON config file (keys as in docs/asking.md, \"Configuration\"); flags and ATTR_RAG_* env vars override it");
   for (const key of keys) command.option(`--${flagName(key)} <value>`, CONFIG_KEYS[key].help);
   return command;
 }

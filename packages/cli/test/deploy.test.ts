@@ -56,6 +56,29 @@ function expectValidCommand(args: readonly string[], where: string): void {
   for (const arg of args.slice(i)) if (arg.startsWith("--")) expect(longs.has(arg.split("=")[0]!), `${where}: attr-rag ${args.slice(0, i).join(" ")} has no ${arg}`).toBe(true);
 }
 
+/** Whether a NATS permission list grants `subject` (a concrete one): `*` is one token, a last `>` one or more. */
+function grants(patterns: readonly string[], subject: string): boolean {
+  const tokens = subject.split(".");
+  return patterns.some((pattern) => {
+    const p = pattern.split(".");
+    for (let i = 0; i < p.length; i++) {
+      if (p[i] === ">") return i === p.length - 1 && tokens.length > i;
+      if (i >= tokens.length || (p[i] !== "*" && p[i] !== tokens[i])) return false;
+    }
+    return p.length === tokens.length;
+  });
+}
+
+/** Concrete subjects a client publishes to when it queues batch items, records results or edits batch records. */
+const BATCH_SUBJECTS = [
+  "attr_rag.v1.batch.items.b-1.7",
+  "attr_rag.v1.batch.results.b-1.7",
+  "attr_rag.v1.batch.cancel.b-1",
+  "$KV.ATTR_RAG_BATCHES.b-1",
+  "$JS.API.STREAM.CREATE.KV_ATTR_RAG_BATCHES",
+  "$JS.ACK.ATTR_RAG_BATCH_ITEMS.runner.1.2.3.4.5.6",
+];
+
 /** The users of deploy/nats/nats-server.conf with their permissions (the subset of NATS syntax it uses). */
 function confUsers(conf: string): Map<string, Permissions & { password: string }> {
   const users = new Map<string, Permissions & { password: string }>();
@@ -91,10 +114,13 @@ describe("deploy/", () => {
     }
     expect(gateway.subscribe).toContain("attr_rag.v1.batch.cancel.*");
     expect(gateway.subscribe).toContain("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.ATTR_RAG_BATCH_ITEMS.>");
+    // Checked with NATS's wildcard rules, so a broad grant (">", "$JS.API.>", "attr_rag.v1.*.>") counts too.
+    for (const subject of BATCH_SUBJECTS) expect(grants(gateway.publish, subject), `gateway → ${subject}`).toBe(true);
     for (const role of ["worker", "selector", "index"] as const) {
-      const p = conf.get(role)!;
-      expect(p.publish.filter((s) => s.includes("batch") || s.includes("BATCH") || s.startsWith("$KV")), role).toEqual([]);
+      for (const subject of BATCH_SUBJECTS) expect(grants(conf.get(role)!.publish, subject), `${role} → ${subject}`).toBe(false);
     }
+    expect([grants([">"], BATCH_SUBJECTS[0]!), grants(["$JS.API.>"], BATCH_SUBJECTS[4]!), grants(["attr_rag.v1.*.cancel.*"], BATCH_SUBJECTS[2]!)]).toEqual([true, true, true]);
+    expect([grants(["attr_rag.v1.batch.items.*"], BATCH_SUBJECTS[0]!), grants(["$KV.ATTR_RAG_BATCHES"], BATCH_SUBJECTS[3]!), grants(["attr_rag.v1.queue.>"], BATCH_SUBJECTS[0]!)]).toEqual([false, false, false]);
     const worker = conf.get("worker")!;
     expect(worker.subscribe).toEqual(expect.arrayContaining(["$SRV.>", "attr_rag.v1.worker.>"]));
     expect(worker.allow_responses).toBe(true);
@@ -175,6 +201,9 @@ describe("deploy/", () => {
     const http = service.spec.ports.find((p: { name: string }) => p.name === "http");
     expect(gateway!.ports!.find((p) => p.name === http?.targetPort)?.containerPort).toBe(8080);
     expect(gateway!.args!.join(" ")).toContain("--http-port 8080");
+    // Bound beyond loopback, the HTTP face needs a token (the gateway refuses to start without one): from a Secret.
+    expect(new Map(gateway!.env!.map((e) => [e.name, e])).get("ATTR_RAG_AUTH_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "attr-rag-gateway", key: "token" });
+    expect(read("k8s/base/kustomization.yaml")).toMatch(/kubectl create secret generic attr-rag-gateway --from-literal=token=/);
     const index = byName.get("StatefulSet/attr-rag-index")!;
     const claim = index.spec.volumeClaimTemplates[0].metadata.name;
     const [indexContainer] = containers("StatefulSet/attr-rag-index");
@@ -199,6 +228,9 @@ describe("deploy/", () => {
     expectValidCommand(services.ingest!.entrypoint!.slice(2), "compose ingest");
     for (const role of ROLES) expect(services.nats!.environment![`ATTR_RAG_${role.toUpperCase()}_PASSWORD`]).toBeDefined();
     expect(services.nats!.volumes).toContain("./nats/nats-server.conf:/etc/nats/nats-server.conf:ro");
+    // The gateway's token comes from deploy/.env, which must set it (compose stops otherwise).
+    expect(services.gateway!.environment!.ATTR_RAG_AUTH_TOKEN).toMatch(/^\$\{ATTR_RAG_GATEWAY_TOKEN:\?/);
+    expect(read("compose.env.example")).toMatch(/^ATTR_RAG_GATEWAY_TOKEN=$/m);
     const published = Object.entries(services).filter(([, s]) => (s.ports ?? []).length > 0).map(([name]) => name);
     expect(published).toEqual(["gateway"]);
     const gw = services.gateway!.command!;

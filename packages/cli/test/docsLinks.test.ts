@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { docFiles, REPO_ROOT } from "../../../tools/bench/readme-tables.mjs";
@@ -42,6 +42,31 @@ describe("README and docs/", () => {
       "README.md:3 → nope.md (no such file)",
       "README.md:3 → #no-such-heading (no heading makes #no-such-heading)",
     ]);
+  });
+
+  it("docs - every pointer in the code's text (help, errors, comments) to a page of docs/ or a README section names a page and heading that exist", () => {
+    const headings = (file: string) => new Set([...read(file).matchAll(/^#{1,6}\s+(.+?)\s*$/gm)].map((m) => m[1]!));
+    const sources = readdirSync(join(REPO_ROOT, "packages"), { recursive: true, encoding: "utf8" })
+      .filter((f) => /\/src\/.*\.ts$/.test(f) && !f.includes("/gen/") && !f.includes("node_modules"))
+      .map((f) => `packages/${f}`);
+    expect(sources.length).toBeGreaterThan(100);
+    const broken: string[] = [];
+    let pointers = 0;
+    for (const file of sources) {
+      const text = read(file).replace(/\\"/g, '"');
+      for (const m of text.matchAll(/docs\/([\w-]+\.md)(?:, "([^"]+)")?/g)) {
+        pointers++;
+        const page = `docs/${m[1]}`;
+        if (!existsSync(join(REPO_ROOT, page))) broken.push(`${file}: ${m[0]} (no such page)`);
+        else if (m[2] !== undefined && !headings(page).has(m[2])) broken.push(`${file}: ${m[0]} (no such heading)`);
+      }
+      for (const m of text.matchAll(/README(?:'s|, | \()"?([A-Z][\w ,'-]*)"?/g)) {
+        pointers++;
+        if (!headings("README.md").has(m[1]!.trim())) broken.push(`${file}: ${m[0]} (README.md has no such heading)`);
+      }
+    }
+    expect(pointers).toBeGreaterThan(5);
+    expect(broken).toEqual([]);
   });
 
   it("docs - the README is a front door: at most 300 lines, with the two set-up commands and a map of docs/", () => {

@@ -23,7 +23,7 @@ function checkToken(what: string, token: string): string {
 
 /**
  * Which queue an engine job waits in. Workers pull an interactive job whenever one waits and a batch job only
- * when none does, so an Ask from a person is never stuck behind a pipeline's batch (README, "Batches").
+ * when none does, so an Ask from a person is never stuck behind a pipeline's batch (docs/batches.md, "Every worker busy, interactive Asks first").
  */
 export type JobLane = "interactive" | "batch";
 export const JOB_LANES: readonly JobLane[] = ["interactive", "batch"];

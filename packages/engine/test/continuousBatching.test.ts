@@ -24,6 +24,15 @@ function mixedJobs(kvUnified: boolean): OcclusionOptions[] {
   return plan.map(([strategy, n, maxTokens], i) => ({ segments: storySegments(n, 300 + i), strategy, maxTokens }));
 }
 
+/** Checks `ready` every 5 ms until it holds; fails naming `what` after `timeoutMs`. */
+async function pollUntil(ready: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!ready()) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 const tokensOf = (r: OcclusionResult) => [r.full, ...r.occluded].map((s) => [...s.tokens]);
 
 for (const kvUnified of [false, true]) {
@@ -213,8 +222,9 @@ describe("continuous batching: admission", () => {
     const abort = new AbortController();
     const waiting = ctx.occlude({ ...big, signal: abort.signal });
     const third = ctx.occlude({ ...big, segments: storySegments(7, 621) });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(ctx.schedulerStats().waitingJobs).toBeGreaterThanOrEqual(1);
+    // Polled, not slept for: both later jobs queue behind the first, which holds every sequence.
+    await pollUntil(() => ctx.schedulerStats().waitingJobs >= 2, "two jobs waiting");
+    expect(ctx.schedulerStats().activeJobs).toBe(1);
     abort.abort();
     await expect(waiting).rejects.toBeInstanceOf(AbortError);
     const [a, c] = await Promise.all([first, third]);

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials, Metadata, status } from "@grpc/grpc-js";
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
 import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
 import { askStream, attrRagClient } from "./helpers/grpcClients.js";
-import { curl } from "./helpers/curl.js";
+import { curl, type CurlReply } from "./helpers/curl.js";
 import { healthCheck } from "./helpers/probes.js";
 
 const TOKEN = "s3cret-token-for-tests";
@@ -20,6 +20,18 @@ function makeCertificate(dir: string): { cert: string; key: string } {
   const key = join(dir, "key.pem");
   execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], { stdio: "ignore" });
   return { cert, key };
+}
+
+/** This process's RSS once it stops moving: a gateway just started still grows for a moment, requests or not. */
+async function settledRss(): Promise<number> {
+  let last = process.memoryUsage().rss;
+  for (let i = 0; i < 40; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = process.memoryUsage().rss;
+    if (Math.abs(now - last) < 512 * 1024) return now;
+    last = now;
+  }
+  return last;
 }
 
 describe("gateway security", () => {
@@ -100,10 +112,89 @@ describe("gateway security", () => {
     batches.close();
   });
 
+  it("gateway - an unauthenticated 60 MiB POST is refused with 401 before its body is read: the gateway grows by under 10 MiB, and 50 at once leave health SERVING", async () => {
+    // A sparse file: curl streams 60 MiB of zeros from it without this process holding them.
+    const big = join(certDir, "big.json");
+    truncateSync((writeFileSync(big, ""), big), 60 * 1024 * 1024);
+    const url = `https://${server.http!.address}/attr_rag.v1.BatchService/CreateBatch`;
+    const post = (extra: string[] = [], headers: Record<string, string> = {}) =>
+      curl(url, { headers: { "content-type": "application/json", ...headers }, args: ["--cacert", tls.cert, "--data-binary", `@${big}`, ...extra], maxTimeS: 60 });
+    const code = (r: CurlReply) => [r.status, JSON.parse(r.body.toString() || "{}").code];
+    const before = await settledRss();
+    // curl asks first (Expect: 100-continue) and is refused before it sends a byte; without asking, the body
+    // is on its way when the refusal comes and the connection is dropped under it.
+    expect(code(await post())).toEqual([401, "unauthenticated"]);
+    expect(code(await post(["-H", "Expect:"]))).toEqual([401, "unauthenticated"]);
+    expect(code(await post([], { authorization: "Bearer not-the-token" }))).toEqual([401, "unauthenticated"]);
+    const many = await Promise.all(Array.from({ length: 50 }, () => post()));
+    expect(many.map(code)).toEqual(Array(50).fill([401, "unauthenticated"]));
+    const grown = (process.memoryUsage().rss - before) / 2 ** 20;
+    expect(grown, `the gateway grew by ${grown.toFixed(1)} MiB`).toBeLessThan(10);
+    expect(await healthCheck(server.address, "", tlsCredentials())).toBe("SERVING");
+    const health = await curl(`https://${server.http!.address}/grpc.health.v1.Health/Check`, { body: "{}", headers: { "content-type": "application/json" }, args: ["--cacert", tls.cert] });
+    expect(JSON.parse(health.body.toString())).toEqual({ status: "SERVING" });
+    // With the token, only CreateBatch and IngestDocuments take large bodies; an Ask of 5 MiB is refused unread.
+    const five = join(certDir, "five.json");
+    truncateSync((writeFileSync(five, ""), five), 5 * 1024 * 1024);
+    const ask = await curl(`https://${server.http!.address}/attr_rag.v1.AttrRagService/Attribute`, {
+      headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+      args: ["--cacert", tls.cert, "--data-binary", `@${five}`],
+    });
+    expect(code(ask)).toEqual([429, "resource_exhausted"]);
+    expect(ask.body.toString()).toMatch(/over this route's limit of 4194304 bytes \(only CreateBatch and IngestDocuments take large bodies\)/);
+  });
+
   it("gateway - a plaintext client cannot talk to the TLS port", async () => {
     const client = attrRagClient(server.address);
     const outcome = await askStream(client, cheapAsk, { token: TOKEN, deadlineMs: 5_000 });
     expect(outcome.error?.code).toBe(status.UNAVAILABLE);
     client.close();
+  });
+});
+
+describe("gateway without a token: DNS rebinding", () => {
+  let store: Awaited<ReturnType<typeof buildDemoStore>>;
+  let runtime: Runtime;
+  let server: GatewayServerHandle;
+  let consoleDir: string;
+
+  beforeAll(async () => {
+    store = await buildDemoStore();
+    consoleDir = mkdtempSync(join(tmpdir(), "attr-rag-console-"));
+    mkdirSync(consoleDir, { recursive: true });
+    writeFileSync(join(consoleDir, "index.html"), "<!doctype html><title>console</title>");
+    runtime = await Runtime.open(testConfig(store.dir));
+  });
+
+  afterAll(async () => {
+    if (server !== undefined) await server.close();
+    else await runtime?.dispose();
+    store?.remove();
+    rmSync(consoleDir, { recursive: true, force: true });
+  });
+
+  it("gateway - without a token the HTTP port will not bind beyond loopback, and answers only requests naming a loopback or allowed host (curl with a rebinding page's Host)", async () => {
+    await expect(startGatewayServer({ runtime, host: "0.0.0.0", httpPort: 0, disposeRuntime: false, log: () => {} })).rejects.toThrow(/refusing to serve HTTP on 0\.0\.0\.0 without an auth token/);
+    server = await startGatewayServer({ runtime, httpPort: 0, consoleDir, allowedHosts: ["lab-proxy.internal"], log: () => {} });
+    const port = server.http!.port;
+    const stats = (host?: string) =>
+      curl(`http://${server.http!.address}/attr_rag.v1.IndexService/GetStats`, { body: "{}", headers: { "content-type": "application/json", ...(host ? { host } : {}) } });
+    // A page on attacker.example that rebinds its name to 127.0.0.1 still sends its own name.
+    for (const host of [`attacker.example:${port}`, "attacker.example", `127.0.0.1.nip.io:${port}`, "[::2]"]) {
+      const r = await stats(host);
+      expect([host, r.status, JSON.parse(r.body.toString()).code]).toEqual([host, 403, "permission_denied"]);
+    }
+    const refused = await stats(`attacker.example:${port}`);
+    expect(JSON.parse(refused.body.toString()).message).toMatch(/answers only to loopback host names.*set an auth token/);
+    for (const host of [undefined, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, "lab-proxy.internal"]) {
+      const r = await stats(host);
+      expect([host, r.status, JSON.parse(r.body.toString()).documents]).toEqual([host, 200, 32]);
+    }
+    // The console's own files too, and no page may frame the console.
+    expect((await curl(`http://${server.http!.address}/`, { method: "GET", headers: { host: "attacker.example" } })).status).toBe(403);
+    const page = await fetch(`http://${server.http!.address}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toMatch(/frame-ancestors 'none'/);
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
   });
 });

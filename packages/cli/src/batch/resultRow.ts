@@ -1,4 +1,4 @@
-// One line of a batch's results file: what a pipeline reads back for one item (README, "Batches").
+// One line of a batch's results file: what a pipeline reads back for one item (docs/batches.md).
 import { status } from "@grpc/grpc-js";
 import { citationKindToJSON, selectionReasonToJSON, type BatchItemResult } from "@attr-rag/contracts";
 import { metricFromProto } from "@attr-rag/selector";

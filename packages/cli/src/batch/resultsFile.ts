@@ -1,6 +1,6 @@
 // A results file that a reader can stop and resume: rows are appended and flushed to disk as they arrive, a
-// half-written last row (a crash mid-write) is cut off on reopening, and an item already in the file is never
-// written again.
+// half-written last row (a crash mid-write) is cut off on reopening, any other line that is not a row is an
+// error naming it, and an item already in the file is never written again.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
 import { CliError } from "../cliError.js";
 import type { ResultRow } from "./resultRow.js";
@@ -23,22 +23,23 @@ export class ResultsFile {
       } catch (err) {
         throw new CliError(`--out: cannot read ${path}: ${(err as Error).message}`, 1, { cause: err });
       }
-      let kept = 0;
-      for (const line of text.split("\n")) {
-        const end = kept + Buffer.byteLength(line, "utf8") + 1;
-        if (end > Buffer.byteLength(text, "utf8")) break; // no newline: a row cut short
+      // Only the text after the last newline can be a row cut short by a crash; every line before it was
+      // written whole, so one that does not parse is damage this must not paper over by cutting valid rows.
+      const lines = text.split("\n");
+      const tail = lines.pop()!;
+      lines.forEach((line, i) => {
+        if (line.trim() === "") return;
         let id: unknown;
         try {
           id = (JSON.parse(line) as { id?: unknown }).id;
         } catch {
-          break;
+          throw new CliError(`--out: ${path} line ${i + 1} is not JSON (${JSON.stringify(line.slice(0, 60))}); fix or remove that line, or pass another file`);
         }
-        if (typeof id !== "string") throw new CliError(`--out: ${path} has a line that is not a batch result row (no "id"); pass another file`);
+        if (typeof id !== "string") throw new CliError(`--out: ${path} line ${i + 1} is not a batch result row (no "id"); pass another file`);
         file.ids.add(id);
         file.order.push(id);
-        kept = end;
-      }
-      if (kept < Buffer.byteLength(text, "utf8")) truncateSync(path, kept);
+      });
+      if (tail !== "") truncateSync(path, Buffer.byteLength(text, "utf8") - Buffer.byteLength(tail, "utf8"));
     }
     try {
       file.#fd = openSync(path, "a");

@@ -129,7 +129,7 @@ export function registerBatchCommand(program: Command): void {
         "Batches of Asks for pipelines: submitted once, run by the gateway (every worker in distributed mode), kept",
         "durably (SQLite embedded, JetStream distributed) and read back at any time, resuming where a reader stopped.",
         "A batch file has one JSON object per line: {\"id\": …, \"question\": …, and optionally the ask flags in",
-        "snake_case: \"k\", \"mode\", \"max_tokens\", \"method\", \"strategy\", …}. See the README, \"Batches\".",
+        "snake_case: \"k\", \"mode\", \"max_tokens\", \"method\", \"strategy\", …}. See docs/batches.md.",
       ].join("\n"),
     );
 
@@ -249,7 +249,7 @@ export function registerBatchCommand(program: Command): void {
       .command("results")
       .description("write the batch's results to FILE.jsonl, resuming a partial file (an item is never written twice)")
       .argument("<id>", "batch id")
-      .requiredOption("--out <file.jsonl>", "results file (rows as in the README, \"Batches\")")
+      .requiredOption("--out <file.jsonl>", "results file (rows as in docs/batches.md)")
       .option("--follow", "keep going until the batch ends"),
   ).action(async (id: string, o: ServerFlags & { out: string; follow?: boolean }) => {
     const batches = new RemoteBatches(serverOf(o));

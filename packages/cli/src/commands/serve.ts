@@ -21,14 +21,15 @@ export function registerServeCommand(program: Command): void {
         "calls. With --http-port the same services also answer HTTP/JSON (the Connect protocol: POST",
         "/attr_rag.v1.AttrRagService/Attribute with a JSON body works from curl) and the web console is at",
         "http://HOST:HTTP_PORT/. On SIGINT/SIGTERM it reports NOT_SERVING, lets running calls finish (up to 5 s) and closes everything.",
-        "Every setting can also come from --config FILE or ATTR_RAG_* environment variables (see the README).",
+        "Every setting can also come from --config FILE or ATTR_RAG_* environment variables (docs/asking.md, \"Configuration\").",
       ].join("\n"),
     )
     .option("--host <host>", "address to bind", "127.0.0.1")
     .option("--port <n>", "port to bind, 0 for a free one", "50051")
     .option("--http-port <n>", "also serve HTTP/JSON and the web console on this port (0: a free one); off unless given")
-    .option("--cors-origin <origin...>", 'origins allowed to call the HTTP port from a browser page elsewhere ("*": any); default none');
-  addConfigOptions(command, ALL_KEYS).action(async (o: Record<string, unknown> & { host: string; port: string; httpPort?: string; corsOrigin?: string[] }) => {
+    .option("--cors-origin <origin...>", 'origins allowed to call the HTTP port from a browser page elsewhere ("*": any); default none')
+    .option("--allowed-host <name...>", "without an auth token, host names besides loopback ones that HTTP requests may carry (a proxy's); default none");
+  addConfigOptions(command, ALL_KEYS).action(async (o: Record<string, unknown> & { host: string; port: string; httpPort?: string; corsOrigin?: string[]; allowedHost?: string[] }) => {
     const port = parsePort(o.port);
     const httpPort = o.httpPort === undefined ? undefined : parsePort(o.httpPort, "--http-port");
     if (o.host.trim() === "") throw new CliError("--host is empty");
@@ -38,7 +39,7 @@ export function registerServeCommand(program: Command): void {
     });
     let server: GatewayServerHandle | undefined;
     try {
-      server = await startGatewayServer({ runtime, host: o.host, port, httpPort, consoleDir: CONSOLE_DIR, corsOrigins: o.corsOrigin }).catch((err: unknown) => {
+      server = await startGatewayServer({ runtime, host: o.host, port, httpPort, consoleDir: CONSOLE_DIR, corsOrigins: o.corsOrigin, allowedHosts: o.allowedHost }).catch((err: unknown) => {
         throw new CliError((err as Error).message, 1, { cause: err });
       });
       const stopped = untilSignal();

@@ -7,6 +7,7 @@ import type { ServiceLog } from "@attr-rag/index";
 import { serviceDescOf } from "./apiRegistry.js";
 import { bridgeService } from "./bridgeService.js";
 import { applyCors } from "./cors.js";
+import { guardRequest, type Refusal } from "./requestGuard.js";
 import type { ServiceTable } from "./serviceTable.js";
 import { serveStatic } from "./staticFiles.js";
 
@@ -22,8 +23,17 @@ export interface HttpFaceOptions {
   readonly corsOrigins?: readonly string[];
   /** The web console's built files, served at "/". */
   readonly consoleDir?: string;
+  /** The gateway's bearer token: checked on the headers, before a request's body is read. */
+  readonly authToken?: string;
+  /** Without a token: host names, besides loopback ones, that requests may carry (a proxy's name). */
+  readonly allowedHosts?: readonly string[];
   readonly log: ServiceLog;
 }
+
+/** The largest body of an RPC other than CreateBatch and IngestDocuments (an Ask or Attribute with its sets). */
+export const SMALL_BODY_BYTES = 4 * 1024 * 1024;
+/** Open connections at once; past it new ones are closed at once. */
+const MAX_CONNECTIONS = 512;
 
 export interface HttpFace {
   /** "host:port" as bound. */
@@ -61,8 +71,11 @@ export async function startHttpFace(options: HttpFaceOptions): Promise<HttpFace>
     shutdownSignal: shutdown.signal,
     fallback: (req, res) => void fallback(req as IncomingMessage, res as unknown as ServerResponse).catch((err: unknown) => internalError(res as unknown as ServerResponse, err, log)),
   });
+  const guard = { token: options.authToken, allowedHosts: options.allowedHosts ?? [], maxBodyBytes: options.maxBodyBytes, smallBodyBytes: SMALL_BODY_BYTES };
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     try {
+      const refusal = guardRequest(req.method, req.url, req.headers, guard);
+      if (refusal !== undefined) return refuse(req, res, refusal);
       if (applyCors(options.corsOrigins ?? [], req, res)) return;
       adapter(req, res);
     } catch (err) {
@@ -70,6 +83,20 @@ export async function startHttpFace(options: HttpFaceOptions): Promise<HttpFace>
     }
   };
   const server: Server = options.tls !== undefined ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener) : createHttpServer(listener);
+  // Slow or idle clients do not hold connections: headers within 15 s, a whole request within 5 min (a large
+  // CreateBatch over a slow link), idle keep-alive connections closed after 5 s.
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 300_000;
+  server.keepAliveTimeout = 5_000;
+  server.maxConnections = MAX_CONNECTIONS;
+  // A client that asks before sending its body (`Expect: 100-continue`, as curl does for large uploads) is
+  // refused before it sends a byte of it.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    const refusal = guardRequest(req.method, req.url, req.headers, guard);
+    if (refusal !== undefined) return refuse(req, res, refusal);
+    res.writeContinue();
+    listener(req, res);
+  });
   server.on("clientError", (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"code":"invalid_argument","message":"malformed HTTP request"}');
     else socket.destroy();
@@ -99,6 +126,16 @@ export async function startHttpFace(options: HttpFaceOptions): Promise<HttpFace>
     return closing;
   };
   return { address, port: bound.port, close };
+}
+
+/**
+ * Answers a refused request without reading its body, then closes the connection: an unread upload is dropped
+ * with the socket instead of being drained (or buffered) to keep the connection alive.
+ */
+function refuse(req: IncomingMessage, res: ServerResponse, r: Refusal): void {
+  res.shouldKeepAlive = false;
+  res.writeHead(r.httpStatus, { "content-type": "application/json", connection: "close" }).end(JSON.stringify({ code: r.code, message: r.message }));
+  res.once("finish", () => req.socket.destroySoon());
 }
 
 function notFound(req: IncomingMessage, res: ServerResponse): void {

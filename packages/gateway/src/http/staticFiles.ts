@@ -36,8 +36,10 @@ export async function serveStatic(dir: string, req: IncomingMessage, res: Server
       "content-length": body.length,
       "cache-control": "no-cache",
       "x-content-type-options": "nosniff",
-      // The console fetches only its own origin and runs only its own bundled script.
-      "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:",
+      // The console fetches only its own origin and runs only its own bundled script; no page may frame it (its
+      // token sits in localStorage, and a framing page could trick clicks on it).
+      "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+      "x-frame-options": "DENY",
     });
     res.end(req.method === "HEAD" ? undefined : body);
     return true;

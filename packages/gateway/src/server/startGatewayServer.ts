@@ -28,6 +28,7 @@ import { clusterServiceImplementation } from "./cluster/clusterServiceImplementa
 import type { ServerContext } from "./serverContext.js";
 import { withBearer } from "./withBearer.js";
 import { ServiceTable } from "../http/serviceTable.js";
+import { isLoopbackName } from "../http/requestGuard.js";
 import { startHttpFace, type HttpFace } from "../http/startHttpFace.js";
 
 export interface StartGatewayServerOptions {
@@ -47,6 +48,8 @@ export interface StartGatewayServerOptions {
   readonly consoleDir?: string;
   /** Origins allowed to call the HTTP port cross-origin ("*": any). Default: none (closed). */
   readonly corsOrigins?: readonly string[];
+  /** HTTP port without a token: host names besides loopback ones that requests may name (e.g. a proxy's). */
+  readonly allowedHosts?: readonly string[];
 }
 
 export interface GatewayServerHandle extends AsyncDisposable {
@@ -77,6 +80,7 @@ const stderrLog: ServiceLog = (line) => process.stderr.write(`${line}\n`);
 export async function startGatewayServer(options: StartGatewayServerOptions): Promise<GatewayServerHandle> {
   const { runtime, host = "127.0.0.1", port = 0, log = stderrLog, disposeRuntime = true, shutdownGraceMs = 5_000, httpPort } = options;
   const config = runtime.config;
+  if (httpPort !== undefined) refuseOpenHttpFace(host, config.authToken);
   const tls =
     config.tlsCert !== undefined && config.tlsKey !== undefined
       ? { cert: readPem(config.tlsCert, "tlsCert"), key: readPem(config.tlsKey, "tlsKey") }
@@ -115,7 +119,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   let http: HttpFace | undefined;
   if (httpPort !== undefined) {
     try {
-      http = await startHttpFace({ table, host, port: httpPort, tls, maxBodyBytes: config.maxMessageBytes, corsOrigins: options.corsOrigins, consoleDir: options.consoleDir, log });
+      http = await startHttpFace({ table, host, port: httpPort, tls, maxBodyBytes: config.maxMessageBytes, corsOrigins: options.corsOrigins, consoleDir: options.consoleDir, authToken: config.authToken, allowedHosts: options.allowedHosts, log });
     } catch (err) {
       await shutdown(server, 0);
       await batches.close();
@@ -145,6 +149,17 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   };
   const httpAddress = http !== undefined ? { address: http.address, port: http.port } : undefined;
   return { address: bound.address, port: bound.port, tls: tls !== undefined, http: httpAddress, admission, health, batches, batchRunner, close, [Symbol.asyncDispose]: close };
+}
+
+/**
+ * The HTTP face answers browsers, and a browser runs any page's script: without a token only this machine may
+ * reach it. Bound elsewhere it must have one.
+ */
+function refuseOpenHttpFace(host: string, token: string | undefined): void {
+  const name = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  if (token === undefined && !isLoopbackName(name.toLowerCase())) {
+    throw new Error(`gateway: refusing to serve HTTP on ${host} without an auth token: any web page a user opens could call it; set authToken (--auth-token or ATTR_RAG_AUTH_TOKEN) or bind the HTTP port to 127.0.0.1`);
+  }
 }
 
 function readPem(path: string, what: string): Buffer {

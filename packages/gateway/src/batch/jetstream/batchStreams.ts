@@ -1,4 +1,4 @@
-// Where batches live in distributed mode, in one place (README, "Batches"): the items work queue every gateway's
+// Where batches live in distributed mode, in one place (docs/batches.md, "Durable, in both modes"): the items work queue every gateway's
 // runner pulls from, the results stream (one subject per item, written once), the records bucket. Idempotent:
 // every gateway calls it at start.
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
