@@ -68,6 +68,9 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     const other = await runCli(["batch", "submit", rowsFile(dir, "idem-other", 3), "--server", liveGateways()[0]!, "--id", "idem"]);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/ALREADY_EXISTS: batch idem already exists with other items/);
+    const relabelled = await runCli(["batch", "submit", rows, "--server", liveGateways()[1]!, "--id", "idem", "--label", "renamed"]);
+    expect(relabelled.code).toBe(2);
+    expect(relabelled.stderr).toMatch(/ALREADY_EXISTS: batch idem already exists with the label "", not "renamed"/);
     const watched = await runCli(["batch", "watch", "idem", "--server", liveGateways()[0]!]);
     expect(watched.code, watched.stderr).toBe(0);
     const jsm = await jetstreamManager(probe);

@@ -14,7 +14,7 @@ export { Runtime, type Reranker } from "./runtime/Runtime.js";
 export type { PipelineRuntime } from "./runtime/pipelineRuntime.js";
 export type { BatchQueue, BatchStore, ClaimedItem, NewBatch } from "./batch/batchStore.js";
 export { BatchRunner, type BatchRunnerOptions } from "./batch/BatchRunner.js";
-export { SqliteBatchStore, BATCHES_FILE } from "./batch/sqlite/SqliteBatchStore.js";
+export { SqliteBatchStore, BATCHES_FILE, MAX_ITEM_ATTEMPTS } from "./batch/sqlite/SqliteBatchStore.js";
 export { JetStreamBatchStore } from "./batch/jetstream/JetStreamBatchStore.js";
 export { DEFAULT_BATCH_QUEUE, type BatchQueueSettings } from "./batch/jetstream/batchStreams.js";
 export { prepareBatch, itemsDigest } from "./batch/prepareBatch.js";

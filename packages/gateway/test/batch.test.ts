@@ -116,7 +116,7 @@ describe("batches (embedded gateway, batches.sqlite)", () => {
     expect(runtime.generator.sequencesInUse()).toBe(0);
   });
 
-  it("batches - CreateBatch is idempotent by batch_id: the same items return the batch, other items are ALREADY_EXISTS", async () => {
+  it("batches - CreateBatch is idempotent by batch_id: the same items return the batch, other items or another label are ALREADY_EXISTS", async () => {
     const items = [{ itemId: "a", request: AskRequest.fromPartial({ question: QUESTIONS[0]!, generation: { maxTokens: 4 } }) }];
     const first = await batches.create({ batchId: "idem-1", items });
     expect(first.created).toBe(true);
@@ -127,6 +127,10 @@ describe("batches (embedded gateway, batches.sqlite)", () => {
     const other = await batches.create({ batchId: "idem-1", items: [{ itemId: "a", request: AskRequest.fromPartial({ question: QUESTIONS[1]! }) }] }).catch((e: { code: number; details: string }) => e);
     expect(other).toMatchObject({ code: status.ALREADY_EXISTS });
     expect((other as { details: string }).details).toMatch(/batch idem-1 already exists with other items/);
+    // The same items under another label are another batch by mistake, not a rename.
+    const relabelled = await batches.create({ batchId: "idem-1", items, label: "renamed" }).catch((e: { code: number; details: string }) => e);
+    expect(relabelled).toMatchObject({ code: status.ALREADY_EXISTS });
+    expect((relabelled as { details: string }).details).toMatch(/batch idem-1 already exists with the label "", not "renamed"/);
     await batches.watch("idem-1");
     expect((await batches.list()).batches.filter((b) => b.batchId === "idem-1")).toHaveLength(1);
   });

@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { BatchItemResult, BatchItemState } from "@attr-rag/contracts";
+import { status } from "@grpc/grpc-js";
+import { AskRequest, BatchItemResult, BatchItemState } from "@attr-rag/contracts";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BATCHES_FILE, SqliteBatchStore } from "../src/index.js";
+import { BATCHES_FILE, MAX_ITEM_ATTEMPTS, prepareBatch, SqliteBatchStore } from "../src/index.js";
 
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 const CHILD = fileURLToPath(new URL("./helpers/batchCrashChild.mjs", import.meta.url));
@@ -166,4 +167,40 @@ describe("batches.sqlite crash safety", () => {
       await store.close();
     }
   }, 120_000);
+
+  it("batch crash - an item that was running at every death, 10 starts in a row, ends FAILED (INTERNAL) instead of running at each restart; the others run", async () => {
+    const stateDir = join(dir, "attempts");
+    const signal = new AbortController().signal;
+    let store = SqliteBatchStore.open(stateDir);
+    try {
+      const items = ["poison", "fine"].map((itemId) => ({ itemId, request: AskRequest.fromPartial({ question: `the ${itemId} one` }) }));
+      await store.create(prepareBatch({ batchId: "attempts", items, label: "" }, { maxBatchItems: 10 }));
+      for (let start = 1; start <= MAX_ITEM_ATTEMPTS; start++) {
+        const item = await store.queue.next(signal);
+        expect([item!.itemId, item!.attempt]).toEqual(["poison", start]);
+        // The process dies holding it: closing without a result leaves it running in batches.sqlite, as kill -9 does.
+        await store.close();
+        store = SqliteBatchStore.open(stateDir);
+      }
+      const fine = await store.queue.next(signal);
+      expect([fine!.itemId, fine!.attempt]).toEqual(["fine", 1]);
+      await fine!.complete(BatchItemResult.fromPartial({ batchId: "attempts", itemId: "fine", index: 1, state: BatchItemState.BATCH_ITEM_STATE_SUCCEEDED, attempts: 1, finishedUnixMs: Date.now() }));
+      const batch = await store.get("attempts");
+      expect(batch.counts).toEqual({ queued: 0, running: 0, succeeded: 1, failed: 1, cancelled: 0 });
+      expect(batch.finishedUnixMs).toBeGreaterThan(0);
+      const results: BatchItemResult[] = [];
+      for await (const r of store.results("attempts", 0, false, signal)) results.push(r);
+      expect(results.map((r) => [r.itemId, r.state, r.statusCode, r.attempts])).toEqual([
+        ["poison", BatchItemState.BATCH_ITEM_STATE_FAILED, status.INTERNAL, MAX_ITEM_ATTEMPTS],
+        ["fine", BatchItemState.BATCH_ITEM_STATE_SUCCEEDED, status.OK, 1],
+      ]);
+      expect(results[0]!.statusMessage).toMatch(/stopped while this item ran, 10 times in a row .* it is not run again/);
+      // Nothing is left to run, after another restart too.
+      await store.close();
+      store = SqliteBatchStore.open(stateDir);
+      expect(await Promise.race([store.queue.next(signal), new Promise((r) => setTimeout(() => r("none"), 300))])).toBe("none");
+    } finally {
+      await store.close();
+    }
+  });
 });

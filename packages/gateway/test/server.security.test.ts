@@ -1,5 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials, Metadata, status } from "@grpc/grpc-js";
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
 import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
 import { askStream, attrRagClient } from "./helpers/grpcClients.js";
+import { BUF } from "./helpers/bufCurl.js";
 import { curl, type CurlReply } from "./helpers/curl.js";
 import { healthCheck } from "./helpers/probes.js";
 
@@ -142,6 +143,31 @@ describe("gateway security", () => {
     });
     expect(code(ask)).toEqual([429, "resource_exhausted"]);
     expect(ask.body.toString()).toMatch(/over this route's limit of 4194304 bytes \(only CreateBatch and IngestDocuments take large bodies\)/);
+  });
+
+  it("gateway - the gRPC port checks the token on the metadata: an unauthenticated 60 MiB CreateBatch (buf curl) is UNAUTHENTICATED and the gateway grows by under 10 MiB", async () => {
+    // One item whose question is 60 MiB: under the port's message limit, so only the token check can refuse it.
+    const body = join(certDir, "big-batch.json");
+    const fd = openSync(body, "w");
+    const chunk = Buffer.alloc(1024 * 1024, "q");
+    writeSync(fd, '{"batchId":"big","items":[{"itemId":"a","request":{"question":"');
+    for (let i = 0; i < 60; i++) writeSync(fd, chunk);
+    writeSync(fd, '"}}]}');
+    closeSync(fd);
+    const before = await settledRss();
+    const call = (token?: string) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const args = [BUF, "curl", "--protocol", "grpc", "--cacert", tls.cert, "-d", `@${body}`, ...(token ? ["-H", `authorization: Bearer ${token}`] : []), `https://${server.address}/attr_rag.v1.BatchService/CreateBatch`];
+        execFile(process.execPath, args, { maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }));
+      });
+    for (const token of [undefined, "not-the-token"]) {
+      const r = await call(token);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/unauthenticated/i);
+    }
+    const grown = (process.memoryUsage().rss - before) / 2 ** 20;
+    expect(grown, `the gateway grew by ${grown.toFixed(1)} MiB`).toBeLessThan(10);
+    expect(await healthCheck(server.address, "", tlsCredentials())).toBe("SERVING");
   });
 
   it("gateway - a plaintext client cannot talk to the TLS port", async () => {

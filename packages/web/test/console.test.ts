@@ -165,6 +165,7 @@ describe.skipIf(missing !== undefined)(`web console in a real browser (Debian ch
     await page.click("#cancel");
     await page.waitForFunction(() => document.querySelector("#ask-status")?.textContent === "Cancelled.");
     expect(await stagesOnPage(page)).not.toContain("attribution");
+    expect(await stagesOnPage(page)).not.toContain("done");
     await until(() => gateway.runtime.generator.sequencesInUse() === 0 && gateway.server.admission.running === 0);
     expect(gateway.runtime.generator.sequencesInUse()).toBe(0);
   });

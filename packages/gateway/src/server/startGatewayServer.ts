@@ -26,6 +26,7 @@ import { attributeHandler } from "./attributeHandler.js";
 import { batchServiceImplementation } from "./batch/batchServiceImplementation.js";
 import { clusterServiceImplementation } from "./cluster/clusterServiceImplementation.js";
 import type { ServerContext } from "./serverContext.js";
+import { bearerInterceptor } from "./bearerInterceptor.js";
 import { withBearer } from "./withBearer.js";
 import { ServiceTable } from "../http/serviceTable.js";
 import { isLoopbackName } from "../http/requestGuard.js";
@@ -87,7 +88,17 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
       : undefined;
   const credentials = tls !== undefined ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false) : ServerCredentials.createInsecure();
   // A CreateBatch carries all its items in one message.
-  const server = new Server({ "grpc.max_receive_message_length": Math.max(config.maxMessageBytes, DEFAULT_INDEX_SERVICE_LIMITS.maxDocumentBytes + 1024 * 1024) });
+  // The token is checked on a call's metadata, before its message is read (bearerInterceptor). At most 100
+  // calls at once per connection; a connection with no call for 5 min is closed, and a peer is pinged every
+  // 2 min so a dead one does not hold its connection.
+  const server = new Server({
+    "grpc.max_receive_message_length": Math.max(config.maxMessageBytes, DEFAULT_INDEX_SERVICE_LIMITS.maxDocumentBytes + 1024 * 1024),
+    "grpc.max_concurrent_streams": 100,
+    "grpc.max_connection_idle_ms": 300_000,
+    "grpc.keepalive_time_ms": 120_000,
+    "grpc.keepalive_timeout_ms": 20_000,
+    interceptors: [bearerInterceptor(config.authToken)],
+  });
   const admission = new Admission(config.maxConcurrentAsks, config.maxQueuedAsks);
   const ctx: ServerContext = { runtime, admission, log };
   // One implementation of each service, served on the gRPC port and (bridged) on the HTTP port.

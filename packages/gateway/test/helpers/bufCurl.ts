@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 
-const BUF = join(dirname(createRequire(import.meta.url).resolve("@bufbuild/buf/package.json")), "bin", "buf");
+export const BUF = join(dirname(createRequire(import.meta.url).resolve("@bufbuild/buf/package.json")), "bin", "buf");
 
 export async function bufCurl(...args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(process.execPath, [BUF, "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { maxBuffer: 64 * 1024 * 1024 });

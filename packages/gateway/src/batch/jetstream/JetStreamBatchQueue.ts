@@ -26,12 +26,14 @@ export async function publishResult(js: JetStreamClient, result: BatchItemResult
   h.set(RESULT_STATE_HEADER, end);
   h.set(RESULT_FINISHED_HEADER, String(result.finishedUnixMs));
   try {
-    await js.publish(batchResultSubject(result.batchId, result.index), BatchItemResult.encode({ ...result, offset: 0 }).finish(), {
+    const ack = await js.publish(batchResultSubject(result.batchId, result.index), BatchItemResult.encode({ ...result, offset: 0 }).finish(), {
       headers: h,
       msgID: `${result.batchId}/${result.index}`,
       expect: { lastSubjectSequence: 0 },
     });
-    return true;
+    // Within the duplicate window JetStream drops a repeat by its message id before it checks the expected
+    // sequence, and acks it as a duplicate: the item already had its result, this one was not recorded.
+    return !ack.duplicate;
   } catch (err) {
     if (/wrong last sequence|last sequence mismatch/i.test((err as Error).message)) return false;
     throw err;

@@ -25,12 +25,16 @@ import { hasEnded, toBatch } from "../toBatch.js";
 import { BatchRecords } from "./batchRecords.js";
 import { DEFAULT_BATCH_QUEUE, ensureBatchStreams, type BatchQueueSettings } from "./batchStreams.js";
 import { watchMaxDeliveries } from "./itemDeadLetters.js";
-import { JetStreamBatchQueue } from "./JetStreamBatchQueue.js";
+import { cancelledResult, CANCELLED_BEFORE_START } from "../itemResult.js";
+import { JetStreamBatchQueue, publishResult } from "./JetStreamBatchQueue.js";
 import { ResultsView } from "./ResultsView.js";
 import { RunningMarkers } from "./runningMarkers.js";
+import { batchConflict } from "../batchConflict.js";
 
 /** Items published at once while queueing a batch (each publish waits for its JetStream acknowledgement). */
 const PUBLISH_WINDOW = 256;
+/** Stretches of the items queue read at once when a cancel records the queued items' results. */
+const CANCEL_WALKERS = 8;
 
 /**
  * Batches in JetStream, shared by every gateway: records in the ATTR_RAG_BATCHES bucket, items in the
@@ -81,12 +85,8 @@ export class JetStreamBatchStore implements BatchStore {
         cancelled: false,
         published: false,
       });
-      if (record.itemsSha256 !== batch.itemsSha256) {
-        throw new ServiceError(
-          status.ALREADY_EXISTS,
-          `batch ${batch.batchId} already exists with other items (${record.totalItems} items, sha256 ${record.itemsSha256.slice(0, 12)}…); choose another batch_id or resubmit the same items`,
-        );
-      }
+      const conflict = batchConflict(record, batch);
+      if (conflict !== undefined) throw conflict;
       // A record left unpublished by a gateway that died while queueing: this same CreateBatch finishes it.
       if (!record.published) {
         await this.#publishItems(batch);
@@ -128,13 +128,54 @@ export class JetStreamBatchStore implements BatchStore {
       const before = await this.get(batchId);
       if (!hasEnded(before.state)) {
         await this.#records.update(batchId, (r) => ({ ...r, cancelled: true }));
-        // Every gateway stops its running items of the batch; queued ones end CANCELLED as runners reach them.
+        // Every gateway stops its running items of the batch; queued ones end CANCELLED here and now.
         this.nc.publish(batchCancelSubject(batchId));
         await this.nc.flush();
+        await this.#cancelQueued(batchId);
         this.#changes.notify(batchId);
       }
       return this.get(batchId);
     });
+  }
+
+  /**
+   * Records CANCELLED for each item of the batch still in the work queue and not running, instead of leaving
+   * that to the runners: they reach a batch's items only after every earlier batch's (hours behind a large
+   * one), and `batch watch` would wait that long. Each result is published "only if the item has none", so a
+   * runner finishing an item meanwhile keeps its own; runners acknowledge the messages without running them.
+   */
+  async #cancelQueued(batchId: string): Promise<void> {
+    const running = await RunningMarkers.read(this.#records.kv, batchId);
+    const { first_seq: first, last_seq: last } = (await this.jsm.streams.info(BATCH_ITEMS_STREAM)).state;
+    if (last < first) return;
+    // The queue is walked in CANCEL_WALKERS stretches at once: one message per round trip, each stretch on its own.
+    const span = Math.ceil((last - first + 1) / CANCEL_WALKERS);
+    const stretches = Array.from({ length: CANCEL_WALKERS }, (_, i) => [first + i * span, Math.min(last, first + (i + 1) * span - 1)] as const).filter(([a, b]) => a <= b);
+    await Promise.all(stretches.map(([from, to]) => this.#cancelStretch(batchId, from, to, running)));
+  }
+
+  async #cancelStretch(batchId: string, from: number, to: number, running: ReadonlySet<number>): Promise<void> {
+    const pending: Promise<boolean>[] = [];
+    for (let seq = from; seq <= to; ) {
+      // STREAM.MSG.GET with next_by_subj: the batch's next item message at or after seq (nats-server >= 2.9).
+      const m = await this.jsm.streams.getMessage(BATCH_ITEMS_STREAM, { seq, next_by_subj: batchItemsSubject(batchId) } as never).catch((err: unknown) => {
+        if (/no message found/i.test((err as Error).message)) return null;
+        throw err;
+      });
+      if (m === null || m.seq > to) break;
+      seq = m.seq + 1;
+      let job: BatchItemJob;
+      try {
+        job = BatchItemJob.decode(m.data);
+      } catch {
+        continue; // the runners drop it, saying so
+      }
+      if (running.has(job.index)) continue;
+      const question = job.item?.request?.question ?? "";
+      pending.push(publishResult(this.js, cancelledResult({ batchId, itemId: job.item?.itemId ?? "", index: job.index, question }, CANCELLED_BEFORE_START)));
+      if (pending.length >= PUBLISH_WINDOW) await Promise.all(pending.splice(0));
+    }
+    await Promise.all(pending);
   }
 
   async *results(batchId: string, offset: number, follow: boolean, signal: AbortSignal): AsyncIterable<BatchItemResult> {

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
-import { AskRequest, BatchItemResult, type Batch } from "@attr-rag/contracts";
+import { AskRequest, BatchItemResult, BatchItemState, type Batch } from "@attr-rag/contracts";
 import { openDurableDatabase, ServiceError, StoreLock } from "@attr-rag/index";
 import type Database from "better-sqlite3";
 import type { BatchQueue, BatchStore, NewBatch } from "../batchStore.js";
@@ -11,14 +11,22 @@ import { decodePageToken, encodePageToken } from "../pageToken.js";
 import { migrateBatches } from "./batchSchema.js";
 import { batchRowView, type BatchRow } from "./batchRowView.js";
 import { SqliteBatchQueue } from "./SqliteBatchQueue.js";
+import { batchConflict } from "../batchConflict.js";
 
 export const BATCHES_FILE = "batches.sqlite";
 
 /**
+ * Starts of one item, counted across restarts, after which an item a dead process was running ends FAILED
+ * instead of running again: it may be what killed the process (a native abort), and it would at every
+ * restart. The same number as JetStream's max deliveries for batch items in distributed mode.
+ */
+export const MAX_ITEM_ATTEMPTS = 10;
+
+/**
  * Batches of an embedded gateway in `<stateDir>/batches.sqlite`: WAL with synchronous=FULL, so a batch whose
  * CreateBatch returned, and every result recorded, survive kill -9 and power loss. One process at a time
- * (batches.lock); on open, items a dead process was running go back to the queue, and a cancel it did not
- * finish is finished.
+ * (batches.lock); on open, items a dead process was running go back to the queue (or, started
+ * MAX_ITEM_ATTEMPTS times, end FAILED), and a cancel it did not finish is finished.
  */
 export class SqliteBatchStore implements BatchStore {
   readonly queue: SqliteBatchQueue;
@@ -58,6 +66,27 @@ export class SqliteBatchStore implements BatchStore {
   /** What a process that died left behind: its running items run again; cancels and endings are finished. */
   #recover(): void {
     this.db.transaction(() => {
+      const spent = this.db.prepare("SELECT batch_id, idx, item_id, request, attempts FROM items WHERE state = 'running' AND attempts >= ?").all(MAX_ITEM_ATTEMPTS) as {
+        batch_id: string;
+        idx: number;
+        item_id: string;
+        request: Buffer;
+        attempts: number;
+      }[];
+      for (const item of spent) {
+        const result = BatchItemResult.fromPartial({
+          batchId: item.batch_id,
+          itemId: item.item_id,
+          index: item.idx,
+          question: AskRequest.decode(item.request).question,
+          attempts: item.attempts,
+          state: BatchItemState.BATCH_ITEM_STATE_FAILED,
+          statusCode: status.INTERNAL,
+          statusMessage: `the gateway stopped while this item ran, ${item.attempts} times in a row (the item itself may crash it, e.g. a native abort); it is not run again`,
+          finishedUnixMs: Date.now(),
+        });
+        this.queue.recordResult(item.batch_id, item.idx, "failed", result);
+      }
       this.db.prepare("UPDATE items SET state = 'queued' WHERE state = 'running'").run();
       const open = this.db.prepare("SELECT id, cancelled FROM batches WHERE finished_ms IS NULL").all() as { id: string; cancelled: number }[];
       for (const b of open) {
@@ -71,12 +100,8 @@ export class SqliteBatchStore implements BatchStore {
     const created = this.db.transaction(() => {
       const existing = this.#row(batch.batchId);
       if (existing !== undefined) {
-        if (existing.items_sha256 !== batch.itemsSha256) {
-          throw new ServiceError(
-            status.ALREADY_EXISTS,
-            `batch ${batch.batchId} already exists with other items (${existing.total} items, sha256 ${existing.items_sha256.slice(0, 12)}…); choose another batch_id or resubmit the same items`,
-          );
-        }
+        const conflict = batchConflict({ itemsSha256: existing.items_sha256, totalItems: existing.total, label: existing.label }, batch);
+        if (conflict !== undefined) throw conflict;
         return false;
       }
       this.db
