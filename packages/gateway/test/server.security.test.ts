@@ -79,6 +79,9 @@ describe("gateway security", () => {
     expect(JSON.parse(withToken.body.toString()).documents).toBe(32);
     const without = await curl(url, { body: "{}", headers, args: tlsArgs });
     expect([without.status, JSON.parse(without.body.toString()).code]).toEqual([401, "unauthenticated"]);
+    // Any method on an RPC route, not only POST (Connect routes GET for side-effect-free methods).
+    const viaGet = await curl(`${url}?encoding=json&message=%7B%7D`, { method: "GET", args: tlsArgs });
+    expect([viaGet.status, JSON.parse(viaGet.body.toString()).code]).toEqual([401, "unauthenticated"]);
     const health = await curl(`https://${server.http!.address}/grpc.health.v1.Health/Check`, { body: "{}", headers, args: tlsArgs });
     expect(JSON.parse(health.body.toString())).toEqual({ status: "SERVING" });
     // Plaintext is not served on a TLS port.

@@ -46,7 +46,9 @@ export function guardRequest(method: string | undefined, url: string | undefined
       };
     }
   }
-  if (method !== "POST" || !path.startsWith(RPC_ROUTE_PREFIX)) return undefined;
+  // Every method on an RPC route (Connect also routes GET for side-effect-free methods) but a CORS preflight,
+  // which browsers send without credentials.
+  if (method === "OPTIONS" || !path.startsWith(RPC_ROUTE_PREFIX)) return undefined;
   if (o.token !== undefined) {
     const refusal = bearerRefusal(headers.authorization, o.token, "the header");
     if (refusal !== undefined) return { httpStatus: 401, code: "unauthenticated", message: refusal };

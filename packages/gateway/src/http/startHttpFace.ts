@@ -72,15 +72,19 @@ export async function startHttpFace(options: HttpFaceOptions): Promise<HttpFace>
     fallback: (req, res) => void fallback(req as IncomingMessage, res as unknown as ServerResponse).catch((err: unknown) => internalError(res as unknown as ServerResponse, err, log)),
   });
   const guard = { token: options.authToken, allowedHosts: options.allowedHosts ?? [], maxBodyBytes: options.maxBodyBytes, smallBodyBytes: SMALL_BODY_BYTES };
-  const listener = (req: IncomingMessage, res: ServerResponse) => {
+  /** A request that passed the guard. */
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     try {
-      const refusal = guardRequest(req.method, req.url, req.headers, guard);
-      if (refusal !== undefined) return refuse(req, res, refusal);
       if (applyCors(options.corsOrigins ?? [], req, res)) return;
       adapter(req, res);
     } catch (err) {
       internalError(res, err, log);
     }
+  };
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const refusal = guardRequest(req.method, req.url, req.headers, guard);
+    if (refusal !== undefined) refuse(req, res, refusal);
+    else serve(req, res);
   };
   const server: Server = options.tls !== undefined ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener) : createHttpServer(listener);
   // Slow or idle clients do not hold connections: headers within 15 s, a whole request within 5 min (a large
@@ -95,7 +99,7 @@ export async function startHttpFace(options: HttpFaceOptions): Promise<HttpFace>
     const refusal = guardRequest(req.method, req.url, req.headers, guard);
     if (refusal !== undefined) return refuse(req, res, refusal);
     res.writeContinue();
-    listener(req, res);
+    serve(req, res);
   });
   server.on("clientError", (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"code":"invalid_argument","message":"malformed HTTP request"}');
