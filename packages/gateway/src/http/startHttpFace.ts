@@ -34,6 +34,8 @@ export interface HttpFaceOptions {
 export const SMALL_BODY_BYTES = 4 * 1024 * 1024;
 /** Open connections at once; past it new ones are closed at once. */
 const MAX_CONNECTIONS = 512;
+/** How long a refused request's body is read and discarded before its connection is cut. */
+const LINGER_MS = 2_000;
 
 export interface HttpFace {
   /** "host:port" as bound. */
@@ -133,13 +135,19 @@ export async function startHttpFace(options: HttpFaceOptions): Promise<HttpFace>
 }
 
 /**
- * Answers a refused request without reading its body, then closes the connection: an unread upload is dropped
- * with the socket instead of being drained (or buffered) to keep the connection alive.
+ * Answers a refused request without keeping any of its body. The client may still be sending it (it sent it
+ * straight away, or stopped waiting for `100 Continue`): closing under it makes its kernel reset the
+ * connection, and a reset can drop our answer unread (curl then sees no reply at all). So what it still sends
+ * is read and discarded for up to LINGER_MS, then the connection is cut.
  */
 function refuse(req: IncomingMessage, res: ServerResponse, r: Refusal): void {
-  res.shouldKeepAlive = false;
-  res.writeHead(r.httpStatus, { "content-type": "application/json", connection: "close" }).end(JSON.stringify({ code: r.code, message: r.message }));
-  res.once("finish", () => req.socket.destroySoon());
+  res.writeHead(r.httpStatus, { "content-type": "application/json" }).end(JSON.stringify({ code: r.code, message: r.message }));
+  if (req.complete) return;
+  req.resume();
+  const cut = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  const done = () => clearTimeout(cut);
+  req.once("end", done);
+  req.socket.once("close", done);
 }
 
 function notFound(req: IncomingMessage, res: ServerResponse): void {
