@@ -183,6 +183,15 @@ export function batchItemsSubject(batchId: string): string {
 /** Durable pull consumer that every gateway's batch runner shares. */
 export const BATCH_RUNNERS_CONSUMER = "attr-rag-batch-runners";
 
+/**
+ * Work-queue stream that keeps JetStream's "max deliveries" advisories of the runners' consumer, so an item
+ * that ran out of deliveries is recorded FAILED even when no gateway was listening at that moment.
+ */
+export const BATCH_DEAD_ITEMS_STREAM = "ATTR_RAG_BATCH_DEAD_ITEMS";
+export const BATCH_DEAD_ITEMS_STREAM_SUBJECTS: readonly string[] = [`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${BATCH_ITEMS_STREAM}.${BATCH_RUNNERS_CONSUMER}`];
+/** Durable pull consumer through which every gateway records the dead items' results. */
+export const BATCH_DEAD_ITEMS_CONSUMER = "attr-rag-batch-dead-items";
+
 /** Stream (limits retention) of BatchItemResult messages; each item's subject holds at most one. */
 export const BATCH_RESULTS_STREAM = "ATTR_RAG_BATCH_RESULTS";
 export const BATCH_RESULTS_STREAM_SUBJECTS: readonly string[] = [`${SUBJECT_PREFIX}.batch.results.>`];

@@ -153,7 +153,11 @@ export class BatchRunner {
         if (await item.complete(result)) this.#completed++;
         return;
       } catch (err) {
-        if (this.#stop.signal.aborted) return;
+        if (this.#stop.signal.aborted) {
+          // Handed back unrecorded (the next runner runs it again), which also ends its "still working" timer.
+          await item.release(0).catch(() => {});
+          return;
+        }
         this.o.log(`batch runner: cannot record the result of item ${item.itemId} of batch ${item.batchId} (${(err as Error).message}); retrying`);
         await sleep(Math.min(5_000, 250 * attempt), this.#stop.signal);
       }

@@ -5,6 +5,11 @@
 export class ChangeSignal {
   readonly #waiters = new Map<string, Set<() => void>>();
 
+  /** Keys someone is waiting on now. */
+  get waitingKeys(): number {
+    return this.#waiters.size;
+  }
+
   /** Wakes everyone waiting on `key` and on "*". */
   notify(key: string): void {
     for (const k of [key, "*"]) {
@@ -25,6 +30,8 @@ export class ChangeSignal {
         clearTimeout(timer);
         signal.removeEventListener("abort", done);
         set.delete(done);
+        // An emptied set goes too: a waiter per watched batch would otherwise leave one behind for good.
+        if (set.size === 0 && this.#waiters.get(key) === set) this.#waiters.delete(key);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);

@@ -14,6 +14,11 @@ export class InteractiveGate {
     return this.#active;
   }
 
+  /** Batch jobs waiting for the gate now. */
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+
   /** An interactive call starts; the returned function ends it (repeat-safe). */
   enter(): () => void {
     this.#active++;
@@ -30,12 +35,17 @@ export class InteractiveGate {
     while (this.#active > 0) {
       signal.throwIfAborted();
       await new Promise<void>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener("abort", onAbort, { once: true });
-        this.#waiters.push(() => {
+        const wake = () => {
           signal.removeEventListener("abort", onAbort);
           resolve();
-        });
+        };
+        // An aborted waiter leaves the list at once: behind a long interactive call they would pile up.
+        const onAbort = () => {
+          this.#waiters = this.#waiters.filter((w) => w !== wake);
+          reject(signal.reason);
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        this.#waiters.push(wake);
       });
     }
   }

@@ -28,5 +28,5 @@ export function newestFirst(a: PagePosition, b: PagePosition): number {
 
 /** Whether `p` comes after the page that ended at `after`. */
 export function isAfter(p: PagePosition, after: PagePosition): boolean {
-  return newestFirst(after, p) > 0;
+  return newestFirst(p, after) > 0;
 }

@@ -17,9 +17,11 @@ const END_OF: Partial<Record<BatchItemState, ResultEnd>> = {
 /**
  * Records an item's one result: published on the item's own subject with "only if that subject is empty"
  * (Nats-Expected-Last-Subject-Sequence: 0), so two runners can never both record one, whatever the timing.
- * False when it already had a result.
+ * False when it already had a result. `itemSeq`, the item's message in the items stream, makes the message id
+ * (a retried publish is dropped as a duplicate) that of this batch's item, not of an earlier batch's under
+ * the same id.
  */
-export async function publishResult(js: JetStreamClient, result: BatchItemResult): Promise<boolean> {
+export async function publishResult(js: JetStreamClient, result: BatchItemResult, itemSeq: number): Promise<boolean> {
   const end = END_OF[result.state];
   if (end === undefined) throw new Error(`a batch item ends SUCCEEDED, FAILED or CANCELLED, not ${result.state}`);
   const h = headers();
@@ -28,7 +30,7 @@ export async function publishResult(js: JetStreamClient, result: BatchItemResult
   try {
     const ack = await js.publish(batchResultSubject(result.batchId, result.index), BatchItemResult.encode({ ...result, offset: 0 }).finish(), {
       headers: h,
-      msgID: `${result.batchId}/${result.index}`,
+      msgID: `${result.batchId}/${result.index}/${itemSeq}`,
       expect: { lastSubjectSequence: 0 },
     });
     // Within the duplicate window JetStream drops a repeat by its message id before it checks the expected
@@ -119,14 +121,19 @@ export class JetStreamBatchQueue implements BatchQueue {
       m.term();
       return undefined;
     }
+    if (m.seq < record.itemsFromSeq) {
+      this.log(`batch runner: item ${index} #${m.seq} was queued by an earlier batch ${batchId} (its record expired and the id was used again); dropped`);
+      m.term();
+      return undefined;
+    }
     const existing = await this.jsm.streams.getMessage(BATCH_RESULTS_STREAM, { last_by_subj: batchResultSubject(batchId, index) }).catch(() => null);
-    if (existing !== null) {
+    if (existing !== null && existing.seq >= record.resultsFromSeq) {
       m.ack(); // its runner recorded the result and died before acknowledging: never run it twice
       return undefined;
     }
     const request = item.request ?? AskRequest.create();
     if (record.cancelled) {
-      await publishResult(this.js, cancelledResult({ batchId, itemId: item.itemId, index, question: request.question }, CANCELLED_BEFORE_START));
+      await publishResult(this.js, cancelledResult({ batchId, itemId: item.itemId, index, question: request.question }, CANCELLED_BEFORE_START), m.seq);
       m.ack();
       return undefined;
     }
@@ -145,7 +152,7 @@ export class JetStreamBatchQueue implements BatchQueue {
       request,
       attempt: m.info.deliveryCount,
       complete: async (result) => {
-        const recorded = await publishResult(this.js, result);
+        const recorded = await publishResult(this.js, result, m.seq);
         if (!settled) {
           settle();
           await m.ackAck().catch(() => false);

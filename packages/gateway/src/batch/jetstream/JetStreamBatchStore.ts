@@ -24,10 +24,10 @@ import { decodePageToken, encodePageToken, isAfter, newestFirst } from "../pageT
 import { hasEnded, toBatch } from "../toBatch.js";
 import { BatchRecords } from "./batchRecords.js";
 import { DEFAULT_BATCH_QUEUE, ensureBatchStreams, type BatchQueueSettings } from "./batchStreams.js";
-import { watchMaxDeliveries } from "./itemDeadLetters.js";
+import { ItemDeadLetters } from "./itemDeadLetters.js";
 import { cancelledResult, CANCELLED_BEFORE_START } from "../itemResult.js";
 import { JetStreamBatchQueue, publishResult } from "./JetStreamBatchQueue.js";
-import { ResultsView } from "./ResultsView.js";
+import { releaseConsumer, ResultsView } from "./ResultsView.js";
 import { RunningMarkers } from "./runningMarkers.js";
 import { batchConflict } from "../batchConflict.js";
 
@@ -46,7 +46,7 @@ export class JetStreamBatchStore implements BatchStore {
   readonly #records: BatchRecords;
   readonly #view: ResultsView;
   readonly #markers: RunningMarkers;
-  readonly #stopAdvisories: () => void;
+  readonly #deadLetters: ItemDeadLetters;
   readonly queue: JetStreamBatchQueue;
 
   private constructor(
@@ -62,7 +62,7 @@ export class JetStreamBatchStore implements BatchStore {
     this.#view = new ResultsView(js, jsm, this.#changes);
     this.#markers = new RunningMarkers(kv, `${hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}-${randomBytes(3).toString("hex")}`, log);
     this.queue = queue(this.#records, this.#markers);
-    this.#stopAdvisories = watchMaxDeliveries(nc, js, jsm, log);
+    this.#deadLetters = new ItemDeadLetters(js, jsm, log);
   }
 
   static async open(nc: NatsConnection, watch: ConnectionWatch, o: { log: ServiceLog; settings?: BatchQueueSettings }): Promise<JetStreamBatchStore> {
@@ -76,6 +76,8 @@ export class JetStreamBatchStore implements BatchStore {
 
   async create(batch: NewBatch): Promise<{ batch: Batch; created: boolean }> {
     return this.#reachable(async () => {
+      // Where this batch's items and results start in their streams (see BatchRecord.results_from_seq).
+      const [items, results] = await Promise.all([this.jsm.streams.info(BATCH_ITEMS_STREAM), this.jsm.streams.info(BATCH_RESULTS_STREAM)]);
       const { record, created } = await this.#records.create({
         batchId: batch.batchId,
         totalItems: batch.items.length,
@@ -84,11 +86,16 @@ export class JetStreamBatchStore implements BatchStore {
         itemsSha256: batch.itemsSha256,
         cancelled: false,
         published: false,
+        itemsFromSeq: items.state.last_seq + 1,
+        resultsFromSeq: results.state.last_seq + 1,
       });
       const conflict = batchConflict(record, batch);
       if (conflict !== undefined) throw conflict;
       // A record left unpublished by a gateway that died while queueing: this same CreateBatch finishes it.
       if (!record.published) {
+        // An earlier batch under this id whose record expired may have left results; none of them is this batch's.
+        // Only sequences below the record's are purged, so a re-sent CreateBatch cannot touch a result of this batch.
+        if (record.resultsFromSeq > 0) await this.jsm.streams.purge(BATCH_RESULTS_STREAM, { filter: batchResultsFilter(batch.batchId), seq: record.resultsFromSeq });
         await this.#publishItems(batch);
         await this.#records.update(batch.batchId, (r) => ({ ...r, published: true }));
       }
@@ -98,40 +105,48 @@ export class JetStreamBatchStore implements BatchStore {
   }
 
   async get(batchId: string): Promise<Batch> {
-    return this.#reachable(async () => {
-      const record = await this.#records.get(batchId, { fresh: true });
-      if (record === undefined) throw new ServiceError(status.NOT_FOUND, `no batch ${batchId}; list them with ListBatches (attr-rag batch list)`);
-      return this.#batchOf(record);
-    });
+    return this.#reachable(async () => this.#batchOf(await this.#record(batchId)));
+  }
+
+  async #record(batchId: string): Promise<BatchRecord> {
+    const record = await this.#records.get(batchId, { fresh: true });
+    if (record === undefined) throw new ServiceError(status.NOT_FOUND, `no batch ${batchId}; list them with ListBatches (attr-rag batch list)`);
+    return record;
   }
 
   async list(pageSize: number, pageToken: string): Promise<{ batches: Batch[]; nextPageToken: string }> {
     return this.#reachable(async () => {
       const after = pageToken === "" ? undefined : decodePageToken(pageToken);
+      // Ordered from the bucket's keys alone; only the page's records are read, and its batches' results are
+      // counted by consumers deleted as soon as they have counted.
+      const ordered = (await this.#records.created())
+        .sort(newestFirst)
+        .filter((p) => after === undefined || isAfter(p, after));
+      const page: { createdMs: number; id: string }[] = [];
       const records: BatchRecord[] = [];
-      for (const id of await this.#records.ids()) {
-        const r = await this.#records.get(id);
-        if (r !== undefined) records.push(r);
+      for (const p of ordered) {
+        if (records.length === pageSize) break;
+        const r = await this.#records.get(p.id);
+        if (r === undefined) continue; // expired between the listing and now
+        page.push(p);
+        records.push(r);
       }
-      const ordered = records
-        .map((r) => ({ r, p: { createdMs: Number(r.createdUnixMs), id: r.batchId } }))
-        .sort((a, b) => newestFirst(a.p, b.p))
-        .filter((x) => after === undefined || isAfter(x.p, after));
-      const page = ordered.slice(0, pageSize);
-      const batches = await Promise.all(page.map((x) => this.#batchOf(x.r)));
-      return { batches, nextPageToken: ordered.length > pageSize ? encodePageToken(page.at(-1)!.p) : "" };
+      const batches = await Promise.all(records.map((r) => this.#batchOf(r, { keep: false })));
+      const more = ordered.length > 0 && page.length === pageSize && ordered.at(-1) !== page.at(-1);
+      return { batches, nextPageToken: more ? encodePageToken(page.at(-1)!) : "" };
     });
   }
 
   async cancel(batchId: string): Promise<Batch> {
     return this.#reachable(async () => {
-      const before = await this.get(batchId);
+      const record = await this.#record(batchId);
+      const before = await this.#batchOf(record);
       if (!hasEnded(before.state)) {
         await this.#records.update(batchId, (r) => ({ ...r, cancelled: true }));
         // Every gateway stops its running items of the batch; queued ones end CANCELLED here and now.
         this.nc.publish(batchCancelSubject(batchId));
         await this.nc.flush();
-        await this.#cancelQueued(batchId);
+        await this.#cancelQueued(batchId, record.itemsFromSeq);
         this.#changes.notify(batchId);
       }
       return this.get(batchId);
@@ -144,9 +159,10 @@ export class JetStreamBatchStore implements BatchStore {
    * one), and `batch watch` would wait that long. Each result is published "only if the item has none", so a
    * runner finishing an item meanwhile keeps its own; runners acknowledge the messages without running them.
    */
-  async #cancelQueued(batchId: string): Promise<void> {
+  async #cancelQueued(batchId: string, itemsFromSeq: number): Promise<void> {
     const running = await RunningMarkers.read(this.#records.kv, batchId);
-    const { first_seq: first, last_seq: last } = (await this.jsm.streams.info(BATCH_ITEMS_STREAM)).state;
+    const { first_seq: oldest, last_seq: last } = (await this.jsm.streams.info(BATCH_ITEMS_STREAM)).state;
+    const first = Math.max(oldest, itemsFromSeq);
     if (last < first) return;
     // The queue is walked in CANCEL_WALKERS stretches at once: one message per round trip, each stretch on its own.
     const span = Math.ceil((last - first + 1) / CANCEL_WALKERS);
@@ -172,7 +188,7 @@ export class JetStreamBatchStore implements BatchStore {
       }
       if (running.has(job.index)) continue;
       const question = job.item?.request?.question ?? "";
-      pending.push(publishResult(this.js, cancelledResult({ batchId, itemId: job.item?.itemId ?? "", index: job.index, question }, CANCELLED_BEFORE_START)));
+      pending.push(publishResult(this.js, cancelledResult({ batchId, itemId: job.item?.itemId ?? "", index: job.index, question }, CANCELLED_BEFORE_START), m.seq));
       if (pending.length >= PUBLISH_WINDOW) await Promise.all(pending.splice(0));
     }
     await Promise.all(pending);
@@ -182,8 +198,9 @@ export class JetStreamBatchStore implements BatchStore {
     let next = offset;
     for (;;) {
       signal.throwIfAborted();
-      const batch = await this.get(batchId);
-      const view = await this.#view.of(batchId);
+      const record = await this.#reachable(() => this.#record(batchId));
+      const batch = await this.#reachable(() => this.#batchOf(record));
+      const view = await this.#view.of(batchId, record.resultsFromSeq);
       if (next < view.total) {
         for await (const result of this.#read(batchId, view.seqs[next]!, view.total - next, signal)) yield { ...result, offset: next++ };
         continue;
@@ -212,9 +229,9 @@ export class JetStreamBatchStore implements BatchStore {
   }
 
   async close(): Promise<void> {
-    this.#stopAdvisories();
+    await this.#deadLetters.close();
     this.queue.close();
-    this.#view.close();
+    await this.#view.close();
     await this.#markers.close().catch(() => {});
   }
 
@@ -232,7 +249,7 @@ export class JetStreamBatchStore implements BatchStore {
       }
     } finally {
       signal.removeEventListener("abort", stop);
-      await messages.close();
+      await releaseConsumer(consumer, messages);
     }
   }
 
@@ -250,9 +267,9 @@ export class JetStreamBatchStore implements BatchStore {
     }
   }
 
-  async #batchOf(record: BatchRecord): Promise<Batch> {
+  async #batchOf(record: BatchRecord, o: { keep?: boolean } = {}): Promise<Batch> {
     const now = Date.now();
-    const view = await this.#view.of(record.batchId);
+    const view = await this.#view.of(record.batchId, record.resultsFromSeq, o);
     const markers = await RunningMarkers.read(this.#records.kv, record.batchId, now);
     // The view is live (results keep arriving during the awaits above): every figure below is read from it in
     // one synchronous step, so the counts always add up to the total.

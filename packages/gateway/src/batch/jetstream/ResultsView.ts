@@ -1,4 +1,4 @@
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
+import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { BATCH_RESULTS_STREAM, batchResultsFilter } from "@attr-rag/contracts";
 import type { ChangeSignal } from "../changeSignal.js";
 
@@ -30,7 +30,10 @@ export class BatchResults {
     return n;
   }
 
+  constructor(private readonly fromSeq = 0) {}
+
   add(m: JsMsg): void {
+    if (m.seq < this.fromSeq) return; // an earlier batch's under the same id (BatchRecord.results_from_seq)
     const end = m.headers?.get(RESULT_STATE_HEADER) as ResultEnd | undefined;
     const index = Number(m.subject.slice(m.subject.lastIndexOf(".") + 1));
     if (end === undefined || !(end in this.counts) || this.finishedIndices.has(index)) return;
@@ -41,6 +44,19 @@ export class BatchResults {
   }
 }
 
+interface Tail {
+  results: BatchResults;
+  ready: Promise<void>;
+  consumer?: Consumer;
+  messages?: ConsumerMessages;
+}
+
+/** Stops reading and deletes the consumer now (an ordered consumer otherwise stays on the server for 5 minutes). */
+export async function releaseConsumer(consumer: Consumer | undefined, messages: ConsumerMessages | undefined): Promise<void> {
+  await messages?.close().catch(() => {});
+  await consumer?.delete().catch(() => {});
+}
+
 /**
  * Per batch, an ordered headers-only consumer that follows its results: counts, offsets and the rate are read
  * from memory (fast with 10,000 results), and the first read of a batch waits until the cache caught up with
@@ -48,7 +64,7 @@ export class BatchResults {
  */
 export class ResultsView {
   static readonly IDLE_MS = 10 * 60_000;
-  readonly #tails = new Map<string, { results: BatchResults; ready: Promise<void>; messages?: ConsumerMessages }>();
+  readonly #tails = new Map<string, Tail>();
   readonly #sweep: NodeJS.Timeout;
 
   constructor(
@@ -59,41 +75,59 @@ export class ResultsView {
     this.#sweep = setInterval(() => this.#evictIdle(), 60_000).unref();
   }
 
-  async of(batchId: string): Promise<BatchResults> {
-    let tail = this.#tails.get(batchId);
+  /** The results of the batch whose record says they start at stream sequence `fromSeq`. */
+  async of(batchId: string, fromSeq = 0, o: { keep?: boolean } = {}): Promise<BatchResults> {
+    // Keyed by both: a view of an earlier batch under this id (its record expired) is never this one's.
+    const key = `${batchId}@${fromSeq}`;
+    let tail = this.#tails.get(key);
+    if (tail === undefined && o.keep === false) {
+      // Read once and let go (a ListBatches page): no consumer is held for the batches a listing merely shows.
+      const once: Tail = { results: new BatchResults(fromSeq), ready: Promise.resolve() };
+      try {
+        await this.#follow(batchId, once);
+      } finally {
+        await releaseConsumer(once.consumer, once.messages);
+      }
+      return once.results;
+    }
     if (tail === undefined) {
-      const results = new BatchResults();
-      const entry: { results: BatchResults; ready: Promise<void>; messages?: ConsumerMessages } = { results, ready: Promise.resolve() };
+      const results = new BatchResults(fromSeq);
+      const entry: Tail = { results, ready: Promise.resolve() };
       entry.ready = this.#follow(batchId, entry).catch((err: unknown) => {
-        this.#tails.delete(batchId);
+        this.#tails.delete(key);
         throw err;
       });
-      this.#tails.set(batchId, (tail = entry));
+      this.#tails.set(key, (tail = entry));
     }
     tail.results.lastUsed = Date.now();
     await tail.ready;
     return tail.results;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     clearInterval(this.#sweep);
-    for (const tail of this.#tails.values()) void tail.messages?.close();
+    const tails = [...this.#tails.values()];
     this.#tails.clear();
+    await Promise.all(tails.map((tail) => releaseConsumer(tail.consumer, tail.messages)));
   }
 
-  async #follow(batchId: string, entry: { results: BatchResults; messages?: ConsumerMessages }): Promise<void> {
+  async #follow(batchId: string, entry: Tail): Promise<void> {
     const filter = batchResultsFilter(batchId);
     // What the stream holds now: the cache is caught up once it has read up to here.
     const info = await this.jsm.streams.info(BATCH_RESULTS_STREAM);
     const lastSeq = info.state.last_seq;
     const consumer = await this.js.consumers.get(BATCH_RESULTS_STREAM, { filter_subjects: filter, headers_only: true });
+    entry.consumer = consumer;
+    let caught = false;
     let caughtUp!: () => void;
-    const ready = new Promise<void>((resolve) => (caughtUp = resolve));
+    const ready = new Promise<void>((resolve) => (caughtUp = () => ((caught = true), resolve())));
     let seen = 0;
+    let received = 0;
     entry.messages = await consumer.consume({
       callback: (m) => {
         entry.results.add(m);
         seen = m.seq;
+        received++;
         if (m.seq >= lastSeq || m.info.pending === 0) caughtUp();
         this.changes.notify(batchId);
       },
@@ -101,9 +135,11 @@ export class ResultsView {
     if (lastSeq === 0) caughtUp();
     // No message at all means nothing matched up to lastSeq; the consumer's own count says so.
     void (async () => {
-      for (let i = 0; i < 100 && seen < lastSeq; i++) {
+      for (let i = 0; i < 100 && seen < lastSeq && !caught; i++) {
         const ci = await consumer.info().catch(() => undefined);
-        if (ci !== undefined && ci.num_pending === 0 && ci.delivered.stream_seq <= seen) return caughtUp();
+        // Everything the filter matches was handed out, and handled here. (Not the stream sequence: with no
+        // result of this batch yet, the consumer reports the stream's, and the check waited its full 2 s.)
+        if (ci !== undefined && ci.num_pending === 0 && ci.delivered.consumer_seq <= received) return caughtUp();
         await new Promise((r) => setTimeout(r, 20));
       }
       caughtUp();
@@ -115,7 +151,7 @@ export class ResultsView {
     const cutoff = Date.now() - ResultsView.IDLE_MS;
     for (const [id, tail] of this.#tails) {
       if (tail.results.lastUsed < cutoff) {
-        void tail.messages?.close();
+        void releaseConsumer(tail.consumer, tail.messages);
         this.#tails.delete(id);
       }
     }

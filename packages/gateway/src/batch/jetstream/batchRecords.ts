@@ -2,6 +2,8 @@ import type { KV } from "@nats-io/kv";
 import { BatchRecord } from "@attr-rag/contracts";
 
 const recordKey = (batchId: string) => `batch.${batchId}`;
+/** `created.<ms, 15 digits>.<id>`: ListBatches orders batches from the keys alone, without reading every record. */
+const createdKey = (createdMs: number, batchId: string) => `created.${String(Math.max(0, Math.floor(createdMs))).padStart(15, "0")}.${batchId}`;
 /** Runners ask for a batch's record with every item; a cancel reaches them anyway (broadcast and re-check). */
 const CACHE_MS = 2_000;
 
@@ -25,6 +27,8 @@ export class BatchRecords {
     try {
       await this.kv.create(recordKey(record.batchId), BatchRecord.encode(record).finish());
       this.#cache.set(record.batchId, { record, at: Date.now() });
+      // Without it (a death just here) the batch is still listed: created() reads such a record itself.
+      await this.kv.put(createdKey(Number(record.createdUnixMs), record.batchId), new Uint8Array()).catch(() => {});
       return { record, created: true };
     } catch (err) {
       const existing = await this.get(record.batchId, { fresh: true });
@@ -54,5 +58,23 @@ export class BatchRecords {
     const ids: string[] = [];
     for await (const key of await this.kv.keys("batch.*")) ids.push(key.slice("batch.".length));
     return ids;
+  }
+
+  /**
+   * Every batch with its creation time, from two key listings. A record without its `created.` key (made
+   * before there were such keys, or whose key expired first: keys expire with their last write) is read.
+   */
+  async created(): Promise<{ createdMs: number; id: string }[]> {
+    const when = new Map<string, number>();
+    for await (const key of await this.kv.keys("created.*.*")) {
+      const [, ms, id] = key.split(".");
+      if (id !== undefined) when.set(id, Number(ms));
+    }
+    const out: { createdMs: number; id: string }[] = [];
+    for (const id of await this.ids()) {
+      const createdMs = when.get(id) ?? Number((await this.get(id))?.createdUnixMs ?? Number.NaN);
+      if (!Number.isNaN(createdMs)) out.push({ createdMs, id });
+    }
+    return out;
   }
 }

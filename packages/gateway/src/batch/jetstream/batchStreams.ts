@@ -1,12 +1,16 @@
 // Where batches live in distributed mode, in one place (docs/batches.md, "Durable, in both modes"): the items work queue every gateway's
-// runner pulls from, the results stream (one subject per item, written once), the records bucket. Idempotent:
+// runner pulls from, the results stream (one subject per item, written once), the records bucket, the kept
+// advisories of items that ran out of deliveries. Idempotent:
 // every gateway calls it at start.
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { ensureDurableConsumer, ensureStream } from "@attr-rag/nats";
+import { ensureDeadItemsConsumer } from "./itemDeadLetters.js";
 import {
   BATCH_BUCKET,
+  BATCH_DEAD_ITEMS_STREAM,
+  BATCH_DEAD_ITEMS_STREAM_SUBJECTS,
   BATCH_ITEMS_STREAM,
   BATCH_ITEMS_STREAM_SUBJECTS,
   BATCH_RESULTS_STREAM,
@@ -55,5 +59,15 @@ export async function ensureBatchStreams(nc: NatsConnection, jsm: JetStreamManag
     max_deliver: settings.maxDeliver,
     max_ack_pending: 10_000,
   });
+  // Created before any runner pulls: JetStream publishes an advisory once, and only a stream keeps it.
+  await ensureStream(jsm, {
+    name: BATCH_DEAD_ITEMS_STREAM,
+    subjects: [...BATCH_DEAD_ITEMS_STREAM_SUBJECTS],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    max_age: nanos(settings.retentionMs),
+  });
+  await ensureDeadItemsConsumer(jsm);
   return new Kvm(nc).create(BATCH_BUCKET, { history: 1, storage: StorageType.File, ttl: settings.retentionMs, allow_direct: false });
 }
