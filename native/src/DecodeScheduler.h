@@ -87,6 +87,9 @@ class Lane {
   void seqAdd(llama_seq_id seq, llama_pos p0, llama_pos p1, llama_pos delta);
   // Drops every cell of this job's sequences.
   void clear();
+  // Runs fn on the context with the KV cache locked, as the scheduler's own decodes run: for a job that holds
+  // every sequence and drives the context itself (pooled embeddings), so stats never read cells mid-change.
+  void withKv(const std::function<void(llama_context*)>& fn);
 
   // Cross-job prefix reuse: copies into local sequence `dst` (empty) the longest prefix of `tokens` that a
   // running job published, when it is at least kMinSharedPrefix long; the last token is always left to decode

@@ -8,8 +8,8 @@
 
 namespace attr_rag {
 
-EmbedResult runEmbedding(llama_context* ctx, const std::vector<std::vector<llama_token>>& sequences,
-                         const std::atomic<bool>& cancel) {
+EmbedResult runEmbedding(Lane& lane, const std::vector<std::vector<llama_token>>& sequences, const std::atomic<bool>& cancel) {
+  llama_context* ctx = lane.ctx();
   const llama_model* model = llama_get_model(ctx);
   const enum llama_pooling_type pooling = llama_pooling_type(ctx);
   if (pooling == LLAMA_POOLING_TYPE_NONE) throw std::runtime_error("embedding needs a context with pooling");
@@ -23,18 +23,24 @@ EmbedResult runEmbedding(llama_context* ctx, const std::vector<std::vector<llama
   EmbedResult result;
   result.vectors.resize(sequences.size());
   llama_batch batch = llama_batch_init(static_cast<int32_t>(maxTokens), 0, 1);
+  // Every change to the cells, and the decode, under the scheduler's KV lock (stats read the cells under it).
+  auto clearCache = [&] {
+    if (mem != nullptr) lane.withKv([&](llama_context*) { llama_memory_clear(mem, true); });
+  };
   auto flush = [&](size_t first, size_t last) {
     if (cancel.load()) throw Cancelled();
-    if (mem != nullptr) llama_memory_clear(mem, true);
-    const int32_t rc = encoderOnly ? llama_encode(ctx, batch) : llama_decode(ctx, batch);
-    result.decodeCalls++;
-    result.tokensEvaluated += batch.n_tokens;
-    if (rc != 0) throw std::runtime_error("embedding pass failed with code " + std::to_string(rc));
-    for (size_t s = first; s < last; s++) {
-      const float* v = llama_get_embeddings_seq(ctx, static_cast<llama_seq_id>(s - first));
-      if (v == nullptr) throw std::runtime_error("llama.cpp returned no pooled embedding");
-      result.vectors[s].assign(v, v + width);
-    }
+    lane.withKv([&](llama_context*) {
+      if (mem != nullptr) llama_memory_clear(mem, true);
+      const int32_t rc = encoderOnly ? llama_encode(ctx, batch) : llama_decode(ctx, batch);
+      result.decodeCalls++;
+      result.tokensEvaluated += batch.n_tokens;
+      if (rc != 0) throw std::runtime_error("embedding pass failed with code " + std::to_string(rc));
+      for (size_t s = first; s < last; s++) {
+        const float* v = llama_get_embeddings_seq(ctx, static_cast<llama_seq_id>(s - first));
+        if (v == nullptr) throw std::runtime_error("llama.cpp returned no pooled embedding");
+        result.vectors[s].assign(v, v + width);
+      }
+    });
     batch.n_tokens = 0;
   };
   try {
@@ -62,11 +68,11 @@ EmbedResult runEmbedding(llama_context* ctx, const std::vector<std::vector<llama
     if (batch.n_tokens > 0) flush(first, sequences.size());
   } catch (...) {
     llama_batch_free(batch);
-    if (mem != nullptr) llama_memory_clear(mem, true);
+    clearCache();
     throw;
   }
   llama_batch_free(batch);
-  if (mem != nullptr) llama_memory_clear(mem, true);
+  clearCache();
   return result;
 }
 

@@ -15,7 +15,9 @@ struct EmbedResult {
   long long decodeCalls = 0;
 };
 
-EmbedResult runEmbedding(llama_context* ctx, const std::vector<std::vector<llama_token>>& sequences,
-                         const std::atomic<bool>& cancel);
+class Lane;
+
+// The lane must hold every sequence of its context: each pass clears the whole cache.
+EmbedResult runEmbedding(Lane& lane, const std::vector<std::vector<llama_token>>& sequences, const std::atomic<bool>& cancel);
 
 }  // namespace attr_rag

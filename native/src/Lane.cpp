@@ -58,6 +58,11 @@ bool Lane::seqRm(llama_seq_id seq, llama_pos p0, llama_pos p1) {
   return llama_memory_seq_rm(llama_get_memory(owner_.ctx_), g, p0, p1);
 }
 
+void Lane::withKv(const std::function<void(llama_context*)>& fn) {
+  std::lock_guard<std::mutex> kv(owner_.kv_);
+  fn(owner_.ctx_);
+}
+
 void Lane::seqCp(llama_seq_id src, llama_seq_id dst, llama_pos p0, llama_pos p1) {
   std::lock_guard<std::mutex> kv(owner_.kv_);
   llama_memory_seq_cp(llama_get_memory(owner_.ctx_), global(src), global(dst), p0, p1);

@@ -32,6 +32,10 @@ void ContextJob::threadMain() {
   } catch (const std::exception& e) {
     failed_ = true;
     error_ = e.what();
+  } catch (...) {
+    // Anything else escaping a detached thread would call std::terminate and take the Node process with it.
+    failed_ = true;
+    error_ = "the native job failed with an exception that is not a std::exception";
   }
   // `this` is deleted on the JS thread once the call runs; the handle is copied so the release after it
   // does not read the deleted job.
@@ -117,7 +121,7 @@ EmbedJob::EmbedJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation 
 
 // An embedding job holds the whole context (its reservation is every sequence and cell), so it may use the
 // context directly: pooled passes clear the cache between batches.
-void EmbedJob::execute(Lane& lane) { out_ = runEmbedding(lane.ctx(), seqs_, cancelFlag()); }
+void EmbedJob::execute(Lane& lane) { out_ = runEmbedding(lane, seqs_, cancelFlag()); }
 
 Napi::Value EmbedJob::result(Napi::Env env) {
   Napi::Array arr = Napi::Array::New(env, out_.vectors.size());
