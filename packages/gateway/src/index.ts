@@ -27,6 +27,7 @@ export { FALLBACK_RERANKER } from "./pipeline/rerank.js";
 export { answerSentences, MIN_CITATION_SIMILARITY } from "./pipeline/citations.js";
 export { startGatewayServer, type GatewayServerHandle, type StartGatewayServerOptions } from "./server/startGatewayServer.js";
 export { Admission } from "./server/admission.js";
+export { StoppedCalls, type StoppedCall } from "./server/stoppedCalls.js";
 export { renderReport, type ReportInput } from "./report/renderReport.js";
 export { escapeHtml } from "./report/escapeHtml.js";
 export { REPORT_CSS } from "./report/styles.js";

@@ -164,10 +164,18 @@ describe("gateway HTTP/JSON face (Connect protocol)", () => {
     const { end } = unenvelope(reply.body);
     expect(end?.error?.code).toBe("deadline_exceeded");
     await until(() => runtime.generator.sequencesInUse() === 0, "the timed-out ask to free its KV sequences");
+    await until(() => server.stopped.recent().at(-1)?.code === status.DEADLINE_EXCEEDED, "the server to record the stopped ask");
+    expect(server.stopped.recent().at(-1)).toMatchObject({ rpc: "Ask", stopped: true });
   });
 
   it("http - a client that drops the stream mid-occlusion cancels the job: 0 KV sequences in use after", async () => {
-    const body = envelope({ ...askJson, retrieval: { k: 6 }, generation: { maxTokens: 48 } });
+    const body = envelope({ ...askJson, retrieval: { k: 4 }, generation: { maxTokens: 24 } });
+    // The same Ask run to its end, for the time a cancel that did not reach the engine would take.
+    const soloStart = performance.now();
+    const solo = await curl(`${base}/attr_rag.v1.AttrRagService/Ask`, { body, headers: STREAM_HEADERS });
+    const soloMs = performance.now() - soloStart;
+    expect(unenvelope(solo.body).messages.map(stageOf)).toContain("done");
+    const stoppedBefore = server.stopped.count;
     const stagesSeen: string[] = [];
     await new Promise<void>((resolve, reject) => {
       const req = httpRequest(`${base}/attr_rag.v1.AttrRagService/Ask`, { method: "POST", headers: { ...STREAM_HEADERS, "content-length": body.length } }, (res) => {
@@ -194,6 +202,13 @@ describe("gateway HTTP/JSON face (Connect protocol)", () => {
     expect(stagesSeen).not.toContain("attribution");
     await until(() => runtime.generator.sequencesInUse() === 0 && server.admission.running === 0, "the dropped stream to free its slot and KV sequences");
     expect(runtime.generator.sequencesInUse()).toBe(0);
+    // The server's side: the job was cancelled (its work threw, it did not run on to its end), well before the
+    // solo run's time was up.
+    expect(server.stopped.count).toBe(stoppedBefore + 1);
+    const stop = server.stopped.recent().at(-1)!;
+    expect(stop).toMatchObject({ rpc: "Ask", code: status.CANCELLED, stopped: true });
+    expect(stop.stopMs, `stopped ${stop.stopMs} ms after the drop; the whole Ask takes ${soloMs} ms`).toBeLessThan(soloMs / 2);
+    expect(server.stopped.ranToEnd).toBe(0);
   });
 
   it("http - CORS is closed unless configured; unknown paths are 404 with a JSON body", async () => {

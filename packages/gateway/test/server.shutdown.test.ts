@@ -26,6 +26,8 @@ describe("gateway shutdown", () => {
     const outcome = await asked;
     expect(outcome.error?.code).toBeOneOf([status.CANCELLED, status.UNAVAILABLE]);
     expect(outcome.events.some((e) => e.stage?.$case === "done")).toBe(false);
+    // The server's side: the Ask's work was stopped, not left to run on to its end.
+    expect(server.stopped.recent()).toEqual([expect.objectContaining({ rpc: "Ask", stopped: true })]);
     expect(runtime.model.disposed).toBe(true);
     expect(runtime.generator.disposed).toBe(true);
     await server.close(); // repeat-safe

@@ -228,11 +228,16 @@ describe("gateway server", () => {
 
   it("gateway - an expired deadline ends the call with DEADLINE_EXCEEDED and frees the engine", async () => {
     const request = AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 10, mode: 0 }, generation: { maxTokens: 400, strategy: 0 } });
+    const stoppedBefore = server.stopped.count;
     const { events, error } = await askStream(client, request, { deadlineMs: 2_500 });
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED);
     expect(events.some((e) => e.stage?.$case === "done")).toBe(false);
     await until(() => server.admission.running === 0, "the expired ask to release its slot");
     expect(runtime.generator.sequencesInUse()).toBe(0);
+    // The server's side: the work itself stopped at the deadline (it did not run on to its end unseen).
+    expect(server.stopped.count).toBe(stoppedBefore + 1);
+    expect(server.stopped.recent().at(-1)).toMatchObject({ rpc: "Ask", code: status.DEADLINE_EXCEEDED, stopped: true });
+    expect(server.stopped.ranToEnd).toBe(0);
   });
 
   it("gateway - 32 concurrent asks against a queue of 8: the extra ones get RESOURCE_EXHAUSTED, the rest finish", async () => {

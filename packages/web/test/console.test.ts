@@ -162,12 +162,17 @@ describe.skipIf(missing !== undefined)(`web console in a real browser (Debian ch
     // Cancel while the engine holds the occlusion job's sequences, seen on the server (polled every 2 ms): the
     // page's occlusionProgress row can arrive after a fast job has already let them go.
     await until(() => gateway.runtime.generator.sequencesInUse() > 0, 60_000, 2);
+    const stoppedBefore = gateway.server.stopped.count;
     await page.click("#cancel");
     await page.waitForFunction(() => document.querySelector("#ask-status")?.textContent === "Cancelled.");
     expect(await stagesOnPage(page)).not.toContain("attribution");
     expect(await stagesOnPage(page)).not.toContain("done");
     await until(() => gateway.runtime.generator.sequencesInUse() === 0 && gateway.server.admission.running === 0);
     expect(gateway.runtime.generator.sequencesInUse()).toBe(0);
+    // The server's side: the Ask was cancelled and its work stopped (it did not run on to its end unseen).
+    expect(gateway.server.stopped.count).toBe(stoppedBefore + 1);
+    expect(gateway.server.stopped.recent().at(-1)).toMatchObject({ rpc: "Ask", code: 1, stopped: true });
+    expect(gateway.server.stopped.ranToEnd).toBe(0);
   });
 
   it("console - the Index page searches the store and opens a document; the Batches page lists batches with progress", async () => {

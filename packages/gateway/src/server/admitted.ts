@@ -1,4 +1,4 @@
-import type { Metadata } from "@grpc/grpc-js";
+import { status, type Metadata } from "@grpc/grpc-js";
 import { checkBearer } from "./auth.js";
 import type { ServerContext } from "./serverContext.js";
 
@@ -8,14 +8,27 @@ import type { ServerContext } from "./serverContext.js";
  * bounded admission queue; `work` runs holding the slot, which is released however it ends. While it runs it
  * also holds the runtime's interactive gate, so batch items make way for it (see InteractiveGate).
  */
-export async function admitted<P, T>(ctx: ServerContext, metadata: Metadata, signal: AbortSignal, validate: () => P, work: (prepared: P) => Promise<T>): Promise<T> {
+export async function admitted<P, T>(ctx: ServerContext, rpc: string, metadata: Metadata, signal: AbortSignal, validate: () => P, work: (prepared: P) => Promise<T>): Promise<T> {
   checkBearer(metadata, ctx.runtime.config.authToken);
   const prepared = validate();
   const release = await ctx.admission.acquire(signal);
   const leave = ctx.runtime.interactive.enter();
+  // When the call is aborted while its work runs, how long the work takes to stop is recorded (StoppedCalls).
+  let abortedAt: number | undefined;
+  const onAbort = () => (abortedAt = performance.now());
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  let stopped = true;
   try {
-    return await work(prepared);
+    const value = await work(prepared);
+    stopped = false;
+    return value;
   } finally {
+    signal.removeEventListener("abort", onAbort);
+    if (abortedAt !== undefined) {
+      const code = (signal.reason as { code?: unknown } | undefined)?.code;
+      ctx.stopped.record({ rpc, code: typeof code === "number" ? code : status.CANCELLED, stopMs: performance.now() - abortedAt, stopped });
+    }
     leave();
     release();
   }

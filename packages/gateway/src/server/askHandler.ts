@@ -19,7 +19,7 @@ export function askHandler(ctx: ServerContext): handleServerStreamingCall<AskReq
     };
     const acceptedAt = performance.now();
     const { runtime } = ctx;
-    admitted(ctx, call.metadata, abort.signal, () => resolveAsk(call.request, runtime.config), () => runAsk(runtime, call.request, write, abort.signal, acceptedAt))
+    admitted(ctx, "Ask", call.metadata, abort.signal, () => resolveAsk(call.request, runtime.config), () => runAsk(runtime, call.request, write, abort.signal, acceptedAt))
       .then(() => {
         abort.signal.throwIfAborted();
         call.end();

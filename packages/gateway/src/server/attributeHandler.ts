@@ -11,7 +11,7 @@ export function attributeHandler(ctx: ServerContext): handleUnaryCall<AttributeR
   return (call, callback) => {
     const abort = callSignal(call);
     const { runtime } = ctx;
-    admitted(ctx, call.metadata, abort.signal, () => prepareAttribute(call.request, runtime.config), (input) => runAttribute(runtime, input, abort.signal))
+    admitted(ctx, "Attribute", call.metadata, abort.signal, () => prepareAttribute(call.request, runtime.config), (input) => runAttribute(runtime, input, abort.signal))
       .then((response) => {
         abort.signal.throwIfAborted();
         callback(null, response);

@@ -21,6 +21,7 @@ import { MAX_AUTO_BATCH_CONCURRENCY, WorkerBasedConcurrency } from "../batch/wor
 import { batchConcurrencyOf } from "../config/gatewayConfig.js";
 import type { Runtime } from "../runtime/Runtime.js";
 import { Admission } from "./admission.js";
+import { StoppedCalls } from "./stoppedCalls.js";
 import { askHandler } from "./askHandler.js";
 import { attributeHandler } from "./attributeHandler.js";
 import { batchServiceImplementation } from "./batch/batchServiceImplementation.js";
@@ -61,6 +62,8 @@ export interface GatewayServerHandle extends AsyncDisposable {
   /** The HTTP face's "host:port" and port, when httpPort was given. */
   readonly http: { readonly address: string; readonly port: number } | undefined;
   readonly admission: Admission;
+  /** Calls aborted while they ran (client gone, deadline passed), and how long their work took to stop. */
+  readonly stopped: StoppedCalls;
   readonly health: HealthImplementation;
   /** Where this gateway's batches live, and the runner that runs their items (undefined with batchConcurrency 0). */
   readonly batches: BatchStore;
@@ -100,7 +103,8 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
     interceptors: [bearerInterceptor(config.authToken)],
   });
   const admission = new Admission(config.maxConcurrentAsks, config.maxQueuedAsks);
-  const ctx: ServerContext = { runtime, admission, log };
+  const stopped = new StoppedCalls(log);
+  const ctx: ServerContext = { runtime, admission, stopped, log };
   // One implementation of each service, served on the gRPC port and (bridged) on the HTTP port.
   const table = new ServiceTable();
   table.addService(AttrRagServiceService, { ask: askHandler(ctx), attribute: attributeHandler(ctx) });
@@ -159,7 +163,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
     return closing;
   };
   const httpAddress = http !== undefined ? { address: http.address, port: http.port } : undefined;
-  return { address: bound.address, port: bound.port, tls: tls !== undefined, http: httpAddress, admission, health, batches, batchRunner, close, [Symbol.asyncDispose]: close };
+  return { address: bound.address, port: bound.port, tls: tls !== undefined, http: httpAddress, admission, stopped, health, batches, batchRunner, close, [Symbol.asyncDispose]: close };
 }
 
 /**
