@@ -194,7 +194,9 @@ describe("continuous batching: admission", () => {
     const segments = storySegments(3, 630);
     const t = ctx.tokenize(segments);
     const promptLength = t.prefix.length + t.blocks.reduce((n, b) => n + b.length, 0) + t.suffix.length;
-    const first = { segments, maxTokens: 80, maxParallel: 3 };
+    // The first job must still hold its prompt when the second is admitted: a long answer keeps it running
+    // (with 80 tokens, a loaded machine could let it finish before the second job's turn: CI saw that once).
+    const first = { segments, maxTokens: 300, maxParallel: 3 };
     const second = { segments, maxTokens: 20, strategy: "prefix-shared" as const, maxParallel: 3 };
     const soloFirst = await ctx.occlude(first);
     const soloSecond = await ctx.occlude(second);

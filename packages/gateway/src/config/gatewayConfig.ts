@@ -50,6 +50,8 @@ export interface GatewayConfig {
   maxConcurrentAsks: number;
   /** Asks waiting for a slot; beyond this, RESOURCE_EXHAUSTED. */
   maxQueuedAsks: number;
+  /** Embedded: threads BM25 searches run on (0: on the event loop). */
+  searchThreads: number;
   /** Max context sets in an Attribute request. */
   maxAttributeSets: number;
   /** Max characters of an Attribute request's set texts and initial answer together. */
@@ -105,6 +107,7 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
   maxMaxTokens: 4_096,
   maxConcurrentAsks: 1,
   maxQueuedAsks: 8,
+  searchThreads: 2,
   maxAttributeSets: 64,
   maxAttributeChars: 200_000,
   batchAckWait: 30,

@@ -39,6 +39,7 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   maxMaxTokens: { type: "int", min: 1, help: "server limit: max_tokens of a request" },
   maxConcurrentAsks: { type: "int", min: 1, help: `asks (and attributes) running at once (default 1 embedded, ${DISTRIBUTED_MAX_CONCURRENT_ASKS} with nats)` },
   maxQueuedAsks: { type: "int", min: 0, help: "asks waiting for a slot; more get RESOURCE_EXHAUSTED" },
+  searchThreads: { type: "int", min: 0, max: 64, help: "embedded: threads BM25 searches run on, off the event loop (0: on it)" },
   maxAttributeSets: { type: "int", min: 1, help: "server limit: context sets in one Attribute call" },
   maxAttributeChars: { type: "int", min: 1, help: "server limit: characters of an Attribute call's sets and initial answer" },
   stateDir: { type: "string", help: "embedded: directory of durable gateway state (batches.sqlite); default the store directory" },

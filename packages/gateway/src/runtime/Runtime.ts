@@ -67,6 +67,7 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
         embed: (texts) => embedder.embed(texts),
       });
       opened.push(store);
+      if (config.searchThreads > 0) await store.useSearchThreads(config.searchThreads);
       log(`loading model ${config.model}`);
       const model = await Model.load(resolveModel(config.model), { gpuLayers: config.gpuLayers });
       opened.push(model);

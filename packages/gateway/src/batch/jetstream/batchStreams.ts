@@ -6,9 +6,9 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { Kvm, type KV } from "@nats-io/kv";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { ensureDurableConsumer, ensureStream } from "@attr-rag/nats";
-import { ensureDeadItemsConsumer } from "./itemDeadLetters.js";
 import {
   BATCH_BUCKET,
+  BATCH_DEAD_ITEMS_CONSUMER,
   BATCH_DEAD_ITEMS_STREAM,
   BATCH_DEAD_ITEMS_STREAM_SUBJECTS,
   BATCH_ITEMS_STREAM,
@@ -68,6 +68,13 @@ export async function ensureBatchStreams(nc: NatsConnection, jsm: JetStreamManag
     discard: DiscardPolicy.Old,
     max_age: nanos(settings.retentionMs),
   });
-  await ensureDeadItemsConsumer(jsm);
+  // Each advisory goes to one gateway at a time and stays until it is handled (ItemDeadLetters).
+  await ensureDurableConsumer(jsm, BATCH_DEAD_ITEMS_STREAM, {
+    durable_name: BATCH_DEAD_ITEMS_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(30_000),
+    max_deliver: -1,
+  });
   return new Kvm(nc).create(BATCH_BUCKET, { history: 1, storage: StorageType.File, ttl: settings.retentionMs, allow_direct: false });
 }

@@ -1,7 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import { AckPolicy, DeliverPolicy, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
-import { nanos } from "@nats-io/transport-node";
-import { ensureDurableConsumer } from "@attr-rag/nats";
+import type { Consumer, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { AskRequest, BATCH_DEAD_ITEMS_CONSUMER, BATCH_DEAD_ITEMS_STREAM, BATCH_ITEMS_STREAM, BatchItemJob, BatchItemResult, BatchItemState } from "@attr-rag/contracts";
 import { publishResult } from "./JetStreamBatchQueue.js";
 
@@ -14,17 +12,6 @@ interface MaxDeliveriesAdvisory {
 const RETRY_MS = 5_000;
 /** A fetch that failed (NATS unreachable) is tried again after this long, not in a tight loop. */
 const FETCH_BACKOFF_MS = 2_000;
-
-/** The dead-items consumer: each advisory goes to one gateway at a time and stays until it is handled. */
-export async function ensureDeadItemsConsumer(jsm: JetStreamManager): Promise<void> {
-  await ensureDurableConsumer(jsm, BATCH_DEAD_ITEMS_STREAM, {
-    durable_name: BATCH_DEAD_ITEMS_CONSUMER,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: nanos(30_000),
-    max_deliver: -1,
-  });
-}
 
 /**
  * An item whose every delivery ended without a result (the gateways running it crashed each time) would
