@@ -5,6 +5,9 @@ import { contentHash } from "./ingest/contentHash.js";
 import { embedTexts } from "./ingest/embedTexts.js";
 import { validateDocument } from "./ingest/validateDocument.js";
 import { Bm25Search } from "./search/bm25Search.js";
+import { ChunkTermCounts } from "./sqlite/chunkTermCounts.js";
+import { Bm25TopK, type Bm25TopKTrace } from "./search/bm25TopK.js";
+import { Bm25Pool, type Bm25PoolRequest } from "./search/bm25Pool.js";
 import { DenseSearch } from "./search/denseSearch.js";
 import { fuseHits, hybridCandidates } from "./search/fuseHits.js";
 import { DEFAULT_FUSION, validateFusion, type FusionSettings } from "./search/fusionSettings.js";
@@ -58,6 +61,8 @@ export class ChunkStore {
   readonly #schemaVersion: number;
   readonly #rows: DocumentRows;
   readonly #bm25: Bm25Search;
+  readonly #bm25TopK: Bm25TopK;
+  #pool: Bm25Pool | undefined;
   readonly #dense: DenseSearch;
   readonly #embedBatchSize: number;
   readonly #vectors: ChunkVectors;
@@ -77,6 +82,7 @@ export class ChunkStore {
     this.#schemaVersion = schemaVersion;
     this.#rows = new DocumentRows(db);
     this.#bm25 = new Bm25Search(db);
+    this.#bm25TopK = new Bm25TopK(db, this.#bm25);
     this.#dense = new DenseSearch(db);
     this.#embedBatchSize = options.embedBatchSize ?? DEFAULT_EMBED_BATCH_SIZE;
     this.#vectors = new ChunkVectors(db, files, new VectorState(db), vectorConfig(config), loaded, {
@@ -100,6 +106,7 @@ export class ChunkStore {
     try {
       db = openDatabase(files.sqlite, files.dir);
       const schemaVersion = migrate(db, files.dir);
+      new ChunkTermCounts(db).backfill((done, total) => options.onProgress?.(`recording the token counts of older chunks for BM25: ${done}/${total}`));
       const config = loadOrInitConfig(db, options, files.dir);
       const loaded = loadVectorFile(db, files, vectorConfig(config));
       const store = new ChunkStore(files, lock, db, config, loaded.index, schemaVersion, options);
@@ -201,10 +208,35 @@ export class ChunkStore {
 
   /** BM25 over chunk text. The query is free text: FTS5 operators in it are treated as words. */
   searchBm25(query: string, options: SearchOptions): SearchHit[] {
-    const what = "searchBm25";
+    const r = this.#bm25Request(query, options, "searchBm25");
+    return this.#bm25Method(r.method).search(r.query, r.k, r.filters);
+  }
+
+  /**
+   * searchBm25 on a search thread when the store has them (useSearchThreads), so the caller's event loop is
+   * free meanwhile and searches run in parallel; the same hits as searchBm25.
+   */
+  async searchBm25Async(query: string, options: SearchOptions): Promise<SearchHit[]> {
+    const r = this.#bm25Request(query, options, "searchBm25");
+    return this.#pool === undefined ? this.#bm25Method(r.method).search(r.query, r.k, r.filters) : this.#pool.search(r);
+  }
+
+  /**
+   * Runs BM25 searches on `threads` worker threads from now on (searchBm25Async, searchHybridAsync), each with
+   * its own read-only SQLite connection. 0 stops them (searches run on the caller's thread again).
+   */
+  async useSearchThreads(threads: number): Promise<void> {
+    this.#assertOpen("useSearchThreads");
+    if (!Number.isInteger(threads) || threads < 0) throw new StoreError(`useSearchThreads: threads must be an integer ≥ 0, got ${threads}`);
+    const old = this.#pool;
+    this.#pool = threads === 0 ? undefined : new Bm25Pool(this.#files.sqlite, threads);
+    await old?.close();
+  }
+
+  #bm25Request(query: string, options: SearchOptions, what: string): Bm25PoolRequest {
     this.#assertOpen(what);
     const k = validateK(options?.k, what);
-    return this.#bm25.search(validateQueryText(query, what), k, validateFilters(options, what));
+    return { query: validateQueryText(query, what), k, filters: validateFilters(options, what), method: validBm25Method(options, what) };
   }
 
   /** Cosine nearest neighbours of a query vector made by the store's embedder. */
@@ -222,6 +254,21 @@ export class ChunkStore {
    * gives `rrfK`/`bm25Weight`, else by the store's fusion (see HybridSearchOptions).
    */
   searchHybrid(query: string, queryVector: Float32Array, options: HybridSearchOptions): SearchHit[] {
+    const h = this.#hybridRequest(query, queryVector, options);
+    const bm25 = this.#bm25Method(h.bm25.method).search(h.bm25.query, h.bm25.k, h.bm25.filters);
+    return fuseHits(bm25, this.#dense.search(this.#vectors.index, h.vector, h.bm25.k, h.bm25.filters), h.k, h.fusion);
+  }
+
+  /** searchHybrid with its BM25 half on a search thread when the store has them (dense search is fast and stays here). */
+  async searchHybridAsync(query: string, queryVector: Float32Array, options: HybridSearchOptions): Promise<SearchHit[]> {
+    const h = this.#hybridRequest(query, queryVector, options);
+    if (this.#pool === undefined) return this.searchHybrid(query, queryVector, options);
+    const bm25 = this.#pool.search(h.bm25);
+    const dense = this.#dense.search(this.#vectors.index, h.vector, h.bm25.k, h.bm25.filters);
+    return fuseHits(await bm25, dense, h.k, h.fusion);
+  }
+
+  #hybridRequest(query: string, queryVector: Float32Array, options: HybridSearchOptions) {
     const what = "searchHybrid";
     this.#assertOpen(what);
     const k = validateK(options?.k, what);
@@ -231,9 +278,17 @@ export class ChunkStore {
     const vector = validateQueryVector(queryVector, this.embedder.dimensions, this.embedder.id, what);
     const filters = validateFilters(options, what);
     this.#vectors.assertComplete(what, () => this.#rows.counts().chunks);
-    const bm25 = this.#bm25.search(text, candidates, filters);
-    const dense = this.#dense.search(this.#vectors.index, vector, candidates, filters);
-    return fuseHits(bm25, dense, k, fusion);
+    const bm25: Bm25PoolRequest = { query: text, k: candidates, filters, method: validBm25Method(options, what) };
+    return { k, fusion, vector, bm25 };
+  }
+
+  #bm25Method(method: "topk" | "exhaustive"): Bm25Search | Bm25TopK {
+    return method === "topk" ? this.#bm25TopK : this.#bm25;
+  }
+
+  /** How the last top-k BM25 search went (FTS5 passes, phrases bounded, rows completed): for tests and benchmarks. */
+  get lastBm25Trace(): Bm25TopKTrace {
+    return this.#bm25TopK.lastTrace;
   }
 
   /** The fusion searchHybrid uses when a call names none: the one recorded by setFusion, else DEFAULT_FUSION. */
@@ -312,6 +367,7 @@ export class ChunkStore {
 
   async #close(): Promise<void> {
     await Promise.allSettled([...this.#inFlight]);
+    await this.#pool?.close();
     try {
       this.#vectors.save();
     } finally {
@@ -334,4 +390,10 @@ export class ChunkStore {
 
 function vectorConfig(config: StoreConfig): VectorIndexConfig {
   return { dimensions: config.embedder.dimensions, quantization: config.quantization, hnsw: config.hnsw };
+}
+
+function validBm25Method(options: SearchOptions, what: string): "topk" | "exhaustive" {
+  const method = options?.bm25Method ?? "topk";
+  if (method === "topk" || method === "exhaustive") return method;
+  throw new InvalidQueryError(`${what}: bm25Method must be "topk" or "exhaustive", got ${JSON.stringify(method)}`);
 }

@@ -33,6 +33,7 @@ export { DEFAULT_MAX_FILE_BYTES, measureSources, SUPPORTED_EXTENSIONS } from "./
 export type { ReadDocument, ReadOptions, SkippedInput } from "./ingest/readers/types.js";
 export { MAX_K, MAX_QUERY_CHARS } from "./search/searchOptions.js";
 export { toFtsMatch } from "./search/ftsQuery.js";
+export type { Bm25TopKTrace } from "./search/bm25TopK.js";
 export {
   callSignal,
   LocalIndex,

@@ -39,6 +39,11 @@ export interface OpenStoreOptions {
   readonly saveEvery?: number;
   /** Texts per embed call during ingestion and repair. Default 64. */
   readonly embedBatchSize?: number;
+  /**
+   * Told about long work at open: recording the token counts of a store made before they were kept (once per
+   * store; about a minute per 100,000 chunks on two cores).
+   */
+  readonly onProgress?: (line: string) => void;
 }
 
 /** One document to ingest (SPEC section 5 `corpus.jsonl` fields). */
@@ -85,6 +90,11 @@ export interface SearchFilters {
 export interface SearchOptions extends SearchFilters {
   /** Number of hits, an integer in 1..10000. */
   readonly k: number;
+  /**
+   * BM25's method: "topk" (default) ranks exactly as FTS5's bm25() without scoring every match; "exhaustive"
+   * has FTS5 score every row holding a query word (the reference the top-k is tested and benchmarked against).
+   */
+  readonly bm25Method?: "topk" | "exhaustive";
 }
 
 /**

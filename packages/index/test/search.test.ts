@@ -201,7 +201,7 @@ describe("search", () => {
       chunker: CHUNKER,
       missingVectors: 0,
       unsavedVectorChanges: false,
-      schemaVersion: 1,
+      schemaVersion: 2,
     });
     expect(stats.vectors).toBe(stats.chunks);
     expect(stats.files.sqlite).toBeGreaterThan(0);

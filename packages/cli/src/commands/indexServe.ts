@@ -12,6 +12,7 @@ interface IndexServeOptions extends NatsFlags {
   port: string;
   embedder: string;
   create?: boolean;
+  searchThreads: string;
 }
 
 /**
@@ -40,9 +41,12 @@ export function registerIndexServeCommand(program: Command): void {
     .option("--host <host>", "address to bind", "127.0.0.1")
     .option("--port <n>", "port to bind, 0 for a free one", "50051")
     .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match the store's)", "use-lite")
-    .option("--create", "create an empty store when --store has none");
+    .option("--create", "create an empty store when --store has none")
+    .option("--search-threads <n>", "threads BM25 searches run on, off the event loop (0: on it)", "2");
   addNatsOptions(serve, false).action(async (o: IndexServeOptions) => {
     const port = parsePort(o.port);
+    const searchThreads = Number(o.searchThreads);
+    if (!Number.isInteger(searchThreads) || searchThreads < 0 || searchThreads > 64) throw new CliError(`--search-threads must be an integer from 0 to 64, got ${JSON.stringify(o.searchThreads)}`, 2);
     if (o.host.trim() === "") throw new CliError("--host is empty");
     const embedder: Embedder = await startEmbedder(o.embedder);
     let server: IndexServerHandle | undefined;
@@ -60,6 +64,7 @@ export function registerIndexServeCommand(program: Command): void {
         }
         throw storeErrorToCli(err);
       });
+      if (searchThreads > 0) await store.useSearchThreads(searchThreads);
       server = await startIndexServer({ store, embedder, host: o.host, port }).catch((err: unknown) => {
         throw new CliError((err as Error).message, 1, { cause: err });
       });

@@ -8,8 +8,18 @@
  * quoted string holds at least one token.
  */
 export function toFtsMatch(query: string): string | undefined {
+  const phrases = ftsPhrases(query);
+  return phrases.length === 0 ? undefined : phrasesMatch(phrases);
+}
+
+/** The phrases toFtsMatch ORs together, in order: the text's distinct word runs, lower-cased. */
+export function ftsPhrases(query: string): string[] {
   const terms = new Set<string>();
   for (const match of query.matchAll(/[\p{L}\p{N}\p{M}]+/gu)) terms.add(match[0].toLowerCase());
-  if (terms.size === 0) return undefined;
-  return [...terms].map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+  return [...terms];
+}
+
+/** An FTS5 MATCH expression that ORs the given phrases, each quoted. */
+export function phrasesMatch(phrases: readonly string[]): string {
+  return phrases.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
 }

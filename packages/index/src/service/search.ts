@@ -67,10 +67,10 @@ export async function search(ctx: ServiceContext, request: SearchRequest, signal
   signal.throwIfAborted();
   const hits =
     mode === RetrievalMode.RETRIEVAL_MODE_BM25
-      ? store.searchBm25(query, { k, ...filters })
+      ? await store.searchBm25Async(query, { k, ...filters })
       : mode === RetrievalMode.RETRIEVAL_MODE_DENSE
         ? store.searchDense(vector!, { k, ...filters })
-        : store.searchHybrid(query, vector!, { k, ...filters, ...(rrfK !== undefined ? { rrfK } : {}) });
+        : await store.searchHybridAsync(query, vector!, { k, ...filters, ...(rrfK !== undefined ? { rrfK } : {}) });
   return {
     chunks: toScoredChunks(store, hits, mode),
     mode,

@@ -1,6 +1,7 @@
 import type { Chunk } from "@attr-rag/core";
 import type { StoredDocument } from "../types.js";
 import type { Db } from "./openDatabase.js";
+import { ChunkTermCounts } from "./chunkTermCounts.js";
 
 interface DocumentRow {
   id: string;
@@ -35,8 +36,10 @@ export class DocumentRows {
   readonly #updateMeta;
   readonly #range;
   readonly #counts;
+  readonly #terms: ChunkTermCounts;
 
   constructor(db: Db) {
+    this.#terms = new ChunkTermCounts(db);
     this.#get = db.prepare<[string], DocumentRow>("SELECT * FROM documents WHERE id = ?");
     this.#chunkKeys = db.prepare<[string], { rowid: number }>("SELECT rowid FROM chunks WHERE doc_id = ? ORDER BY ordinal");
     this.#insertDoc = db.prepare(
@@ -79,11 +82,14 @@ export class DocumentRows {
       chunkCount: chunks.length,
       ingestedAt: new Date().toISOString(),
     });
-    return chunks.map((c) => Number(this.#insertChunk.run({ id: c.id, docId: doc.id, ordinal: c.ordinal, start: c.start, end: c.end, text: c.text }).lastInsertRowid));
+    const keys = chunks.map((c) => Number(this.#insertChunk.run({ id: c.id, docId: doc.id, ordinal: c.ordinal, start: c.start, end: c.end, text: c.text }).lastInsertRowid));
+    this.#terms.add(keys.map((rowid, i) => ({ rowid, text: chunks[i]!.text })));
+    return keys;
   }
 
   /** Deletes the document; chunks, FTS rows and vector bookkeeping follow by cascade and triggers. */
   delete(id: string): boolean {
+    this.#terms.remove(this.chunkKeys(id));
     return this.#deleteDoc.run(id).changes > 0;
   }
 

@@ -71,6 +71,29 @@ export const MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'chunks are immutable; replace the whole document instead');
   END;
   `,
+  // v2: what exact BM25 top-k reads instead of counting postings (FTS5's bm25() counts every posting of every
+  // query word on every query, which made BM25 linear in the corpus): each FTS token's document frequency
+  // (filled here from FTS5's own vocabulary) and each chunk's token counts (filled by the store at open for
+  // chunks from before v2). DocumentRows keeps both in the same transactions as chunks_fts.
+  `
+  CREATE TABLE chunks_fts_terms (
+    id   INTEGER PRIMARY KEY,
+    term TEXT NOT NULL UNIQUE,
+    df   INTEGER NOT NULL
+  ) STRICT;
+  CREATE VIRTUAL TABLE temp.chunks_fts_vocab_v2 USING fts5vocab(main, chunks_fts, 'row');
+  INSERT INTO chunks_fts_terms (term, df) SELECT term, doc FROM temp.chunks_fts_vocab_v2;
+  DROP TABLE temp.chunks_fts_vocab_v2;
+
+  -- Per chunk: (term id, count) pairs, ids ascending, as varints (id as the gap from the previous one).
+  CREATE TABLE chunk_term_counts (
+    chunk  INTEGER PRIMARY KEY,
+    counts BLOB NOT NULL
+  ) STRICT;
+  CREATE TRIGGER chunks_after_delete_term_counts AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_term_counts WHERE chunk = old.rowid;
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -7,6 +7,11 @@ import { saveVectorFile } from "./saveVectorFile.js";
 import { VectorIndex, type VectorIndexConfig } from "./VectorIndex.js";
 import type { VectorState } from "./vectorState.js";
 
+/** Changes since the last save, as a share of the index, after which a save is due (see #dueForSave). */
+const SAVE_GROWTH = 0.05;
+/** Longest time a changed index goes unsaved while writes keep coming (see #dueForSave). */
+const SAVE_INTERVAL_MS = 5 * 60_000;
+
 export interface ChunkVectorsOptions {
   readonly saveEvery: number;
   readonly embedBatchSize: number;
@@ -29,6 +34,9 @@ export class ChunkVectors {
   /** The in-memory index differs from the saved file. */
   #dirty = false;
   #writesSinceSave = 0;
+  /** Vectors added or removed since the last save. */
+  #changesSinceSave = 0;
+  #lastSaveAt = Date.now();
   #lastSaveError: string | undefined;
 
   constructor(db: Db, files: StoreFiles, state: VectorState, config: VectorIndexConfig, loaded: VectorIndex, options: ChunkVectorsOptions) {
@@ -100,8 +108,9 @@ export class ChunkVectors {
     } finally {
       this.#dirty = true;
       this.#writesSinceSave++;
+      this.#changesSinceSave += added.length + removed.length;
     }
-    if (this.#writesSinceSave >= this.#options.saveEvery) {
+    if (this.#dueForSave()) {
       // The write itself is durable in SQLite already; a failed vector save only delays the file, so it is
       // reported in stats() rather than failing a write that succeeded. flush()/close() do throw.
       try {
@@ -143,12 +152,26 @@ export class ChunkVectors {
     });
   }
 
+  /**
+   * A save writes the whole index, so saving every `saveEvery` writes made ingest slow down in proportion to
+   * the store (1,020 chunks/s at 50 k chunks, 466 at 200 k). Past `saveEvery` writes a save also waits until
+   * the changes are SAVE_GROWTH of the index, or SAVE_INTERVAL_MS have passed: each vector then pays a bounded
+   * share of the saves at any size, and a crash re-embeds at most that share or that long of ingest (the
+   * vectors are rebuilt from the committed chunks on open, as before).
+   */
+  #dueForSave(): boolean {
+    if (this.#writesSinceSave < this.#options.saveEvery) return false;
+    return this.#changesSinceSave >= SAVE_GROWTH * this.#index.size || Date.now() - this.#lastSaveAt >= SAVE_INTERVAL_MS;
+  }
+
   /** Saves the vector file if it is out of date (atomically; see saveVectorFile). */
   save(): void {
     if (!this.#dirty) return;
     saveVectorFile(this.#db, this.#files.vectors, this.#index, this.#state, [...this.#missing]);
     this.#dirty = false;
     this.#writesSinceSave = 0;
+    this.#changesSinceSave = 0;
+    this.#lastSaveAt = Date.now();
     this.#lastSaveError = undefined;
   }
 

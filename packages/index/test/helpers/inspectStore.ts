@@ -24,6 +24,19 @@ export function storeViolations(storeDir: string): string[] {
     if (noState.n > 0) out.push(`${noState.n} chunks without a live vector_state row`);
     const ghostState = db.prepare("SELECT count(*) AS n FROM vector_state WHERE state <> 'deleted' AND key NOT IN (SELECT rowid FROM chunks)").get() as { n: number };
     if (ghostState.n > 0) out.push(`${ghostState.n} live vector_state rows without a chunk`);
+    // The document frequencies BM25 top-k reads must be FTS5's own, term for term.
+    db.exec("CREATE VIRTUAL TABLE temp.vocab_check USING fts5vocab(main, chunks_fts, 'row')");
+    const dfDrift = db
+      .prepare(
+        `SELECT count(*) AS n FROM (
+           SELECT term, doc AS df FROM temp.vocab_check EXCEPT SELECT term, df FROM chunks_fts_terms WHERE df > 0
+           UNION ALL
+           SELECT term, df FROM chunks_fts_terms WHERE df > 0 EXCEPT SELECT term, doc FROM temp.vocab_check)`,
+      )
+      .get() as { n: number };
+    if (dfDrift.n > 0) out.push(`${dfDrift.n} terms whose chunks_fts_terms.df differs from FTS5's document frequency`);
+    const countsDrift = db.prepare("SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunk_term_counts WHERE chunk IN (SELECT rowid FROM chunks)) AS missing, (SELECT count(*) FROM chunk_term_counts WHERE chunk NOT IN (SELECT rowid FROM chunks)) AS orphans").get() as { missing: number; orphans: number };
+    if (countsDrift.missing > 0 || countsDrift.orphans > 0) out.push(`chunk_term_counts: ${countsDrift.missing} chunks without counts, ${countsDrift.orphans} counts without a chunk`);
     try {
       db.exec("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')");
     } catch (err) {

@@ -1,0 +1,203 @@
+import type { Db } from "../sqlite/openDatabase.js";
+import type { SearchFilters, SearchHit } from "../types.js";
+import { Bm25Search } from "./bm25Search.js";
+import { BM25_K1, bm25Idf, bm25TermPart, Bm25Stats, readVarint } from "./bm25Stats.js";
+import { FILTER_SQL, filterParams } from "./filterSql.js";
+import { ftsPhrases, phrasesMatch } from "./ftsQuery.js";
+import { Fts5Tokens } from "./fts5Tokens.js";
+import { ChunkTermCounts } from "../sqlite/chunkTermCounts.js";
+
+/** A phrase of the query: its one token, how many rows hold it, its IDF and the most it can add to a score. */
+interface Phrase {
+  readonly text: string;
+  readonly token: string;
+  /** The token's id in chunk_term_counts. */
+  readonly id: number;
+  readonly idf: number;
+  readonly bound: number;
+  readonly df: number;
+}
+
+interface Candidate {
+  readonly rowid: number;
+  readonly partial: number;
+  score: number;
+}
+
+/** Up to this many postings over all the query's phrases, FTS5 ranks them all itself (it is cheaper then). */
+const SMALL_POSTINGS = 5_000;
+
+/** What each pass reported, for tests and benchmarks. */
+export interface Bm25TopKTrace {
+  /** FTS5 queries run (1 unless the first guess of which phrases to bound was too bold). */
+  passes: number;
+  /** Phrases left out of the FTS5 query and added from the candidates' own tokens. */
+  boundedPhrases: number;
+  /** Rows whose score was completed from their recorded token counts. */
+  candidates: number;
+  /** True when FTS5 ranked every match itself: few postings in all, or a phrase of more than one token. */
+  exhaustive: boolean;
+}
+
+/**
+ * Exact BM25 top-k without scoring every match (MaxScore over FTS5): FTS5's bm25() scores every row that
+ * holds any query word, and counts every posting of each word for its IDF, so a question's common words
+ * ("the", "of", "reaction") made BM25 cost time in proportion to the corpus.
+ *
+ * The query's phrases are split in two. The rare ones go to FTS5 as usual ("partial" scores, ranked inside
+ * FTS5, touching only their short postings). The common ones are bounded: each can add at most
+ * IDF × (k1 + 1) to a row's score, so with B the sum of their bounds, a row holding none of the rare phrases
+ * scores at most B, and a row ranked below the m-th partial score at most partial_m + B. The top m rows by
+ * partial score get their exact score (the common phrases' counts from the token counts the store keeps per
+ * chunk, IDFs from the document frequencies it keeps, both FTS5's own tokens); if the k-th best of them, θ,
+ * beats both bounds strictly, no row outside can reach the top k, and the answer is exactly FTS5's: same
+ * rows, same scores (up to the order of a floating-point sum), same order, ties by rowid. Otherwise a common
+ * phrase moves to the FTS5 side or m grows, until the bounds hold; at worst that is FTS5's full ranking.
+ */
+export class Bm25TopK {
+  readonly #stats: Bm25Stats;
+  readonly #tokens: Fts5Tokens;
+  readonly #exhaustive: Bm25Search;
+  readonly #partial;
+  readonly #row;
+  readonly #docsize;
+  readonly #counts: ChunkTermCounts;
+  readonly #read: (run: () => SearchHit[]) => SearchHit[];
+  /** The last search's trace. */
+  lastTrace: Bm25TopKTrace = { passes: 0, boundedPhrases: 0, candidates: 0, exhaustive: false };
+
+  constructor(db: Db, exhaustive: Bm25Search) {
+    this.#stats = new Bm25Stats(db);
+    this.#tokens = new Fts5Tokens(db);
+    this.#exhaustive = exhaustive;
+    // Only rowid and score while FTS5 ranks: loading every match's text before the LIMIT is what the sort costs.
+    this.#partial = db.prepare<{ match: string; docIds: string | null; sources: string | null }, { rowid: number; partial: number }>(`
+      SELECT c.rowid AS rowid, -chunks_fts.rank AS partial
+      FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+      WHERE chunks_fts MATCH @match AND ${FILTER_SQL}
+      ORDER BY chunks_fts.rank, c.rowid`);
+    this.#row = db.prepare<[number], Omit<SearchHit, "score">>(`SELECT id AS chunkId, doc_id AS docId, ordinal, start, "end", text FROM chunks WHERE rowid = ?`);
+    this.#counts = new ChunkTermCounts(db);
+    this.#docsize = db.prepare<[number], { sz: Buffer }>("SELECT sz FROM chunks_fts_docsize WHERE id = ?");
+    // One read transaction: the counts, the FTS5 ranking and the rows all come from one snapshot of the store.
+    this.#read = db.transaction((run: () => SearchHit[]) => run());
+  }
+
+  /** Best first, exactly as Bm25Search ranks; empty when the query has no searchable words. */
+  search(query: string, k: number, filters: SearchFilters): SearchHit[] {
+    const texts = ftsPhrases(query);
+    if (texts.length === 0) return [];
+    const tokens = this.#tokens.tokens(texts);
+    // A word run FTS5 splits into several tokens is a phrase (tokens in sequence): left to FTS5 itself.
+    if (tokens.some((t) => t.length !== 1)) {
+      this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true };
+      return this.#exhaustive.search(query, k, filters);
+    }
+    return this.#read(() => this.#search(texts.map((text, i) => ({ text, token: tokens[i]![0]! })), k, filters));
+  }
+
+  #search(words: readonly { text: string; token: string }[], k: number, filters: SearchFilters): SearchHit[] {
+    const { rows, tokens } = this.#stats.totals();
+    if (rows === 0) return [];
+    const avgdl = tokens / rows;
+    const phrases: Phrase[] = words.map(({ text, token }) => {
+      const { id, df } = this.#stats.term(token);
+      const idf = bm25Idf(rows, df);
+      return { text, token, id, df, idf, bound: idf * (BM25_K1 + 1) };
+    });
+    // Few postings in all: FTS5's own ranking touches no more than pruning would, and costs less.
+    if (phrases.reduce((n, p) => n + p.df, 0) <= SMALL_POSTINGS) {
+      this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true };
+      // The phrases joined by spaces give toFtsMatch the same phrases back.
+      return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
+    }
+    // Bounded phrases are taken from the low-bound end; the FTS5 side always keeps at least one phrase.
+    const byBound = phrases.map((p, i) => ({ p, i })).sort((a, b) => a.p.bound - b.p.bound || a.i - b.i);
+    const boundOf = (n: number) => byBound.slice(0, n).reduce((sum, x) => sum + x.p.bound, 0);
+    const params = filterParams(filters);
+    // A probe first: FTS5 ranks the rows of the rarest phrases only (short postings), and the best k of them
+    // get their exact scores. θ is at least the k-th of those (L). Phrases are bounded while their bounds add
+    // up to less than half of L: a row holding none of the rest then cannot reach the top k, and the rows that
+    // need completing are those whose partial score is within the bound of θ, a short stretch of the ranking.
+    // Phrases FTS5 gives an IDF of 1e-6 (in more than half the rows: "the", "of") are bounded whatever L is.
+    const floorOfProbe = this.#probe(byBound, k, params, avgdl);
+    let bounded = 0;
+    while (bounded < phrases.length - 1 && (byBound[bounded]!.p.idf <= 1e-6 || boundOf(bounded + 1) < floorOfProbe / 2)) bounded++;
+    let completed = k;
+    for (let passes = 2; ; passes++) {
+      const common = byBound.slice(0, bounded).map((x) => x.p);
+      // The FTS5 side in the query's own phrase order, as the exhaustive query lists them.
+      const rare = byBound.slice(bounded).sort((a, b) => a.i - b.i);
+      const commonBound = boundOf(bounded);
+      // FTS5 scores every row of the rare phrases and sorts them once; rows are read best first and completed
+      // until a row's partial score plus the bound falls below the k-th best exact score so far.
+      const top: Candidate[] = [];
+      let theta = -Infinity;
+      for (const r of this.#partial.iterate({ match: phrasesMatch(rare.map((x) => x.p.text)), ...params })) {
+        if (top.length >= k && r.partial + commonBound < theta) break;
+        const c: Candidate = { rowid: r.rowid, partial: r.partial, score: r.partial };
+        if (common.length > 0) this.#complete([c], common, avgdl);
+        completed++;
+        insertRanked(top, c, k);
+        if (top.length >= k) theta = top[k - 1]!.score;
+      }
+      if (common.length === 0 || commonBound < theta) {
+        this.lastTrace = { passes, boundedPhrases: common.length, candidates: completed, exhaustive: false };
+        return top.map((c) => ({ ...this.#row.get(c.rowid)!, score: c.score }));
+      }
+      // A row holding only bounded phrases could still reach the top k: bound fewer, below the θ found.
+      do bounded--;
+      while (bounded > 0 && boundOf(bounded) >= theta);
+    }
+  }
+
+  /**
+   * The k-th best exact score among the rows FTS5 ranks best on the rarest phrases alone (enough of them to
+   * hold about 4k rows), or −∞ when they hold fewer than k rows: a lower bound on θ.
+   */
+  #probe(byBound: readonly { p: Phrase; i: number }[], k: number, params: ReturnType<typeof filterParams>, avgdl: number): number {
+    const rarest: { p: Phrase; i: number }[] = [];
+    let postings = 0;
+    for (let j = byBound.length - 1; j >= 0 && postings < 4 * k; j--) {
+      rarest.push(byBound[j]!);
+      postings += byBound[j]!.p.df;
+    }
+    if (postings < k) return -Infinity;
+    const inProbe = new Set(rarest.map((x) => x.i));
+    const rest = byBound.filter((x) => !inProbe.has(x.i)).map((x) => x.p);
+    const ranked: { rowid: number; partial: number }[] = [];
+    for (const r of this.#partial.iterate({ match: phrasesMatch(rarest.sort((a, b) => a.i - b.i).map((x) => x.p.text)), ...params })) {
+      ranked.push(r);
+      if (ranked.length === k) break;
+    }
+    if (ranked.length < k) return -Infinity;
+    const candidates: Candidate[] = ranked.map((r) => ({ rowid: r.rowid, partial: r.partial, score: r.partial }));
+    if (rest.length > 0) this.#complete(candidates, rest, avgdl);
+    return Math.min(...candidates.map((c) => c.score));
+  }
+
+  /** Adds the bounded phrases' exact shares to each candidate's partial score, from the chunk's recorded token counts. */
+  #complete(candidates: Candidate[], common: readonly Phrase[], avgdl: number): number {
+    for (const c of candidates) {
+      const size = this.#docsize.get(c.rowid);
+      const docTokens = size === undefined ? 0 : readVarint(size.sz, 0).value;
+      const counts = this.#counts.read(c.rowid);
+      let score = c.partial;
+      for (const p of common) {
+        const tf = counts.get(p.id) ?? 0;
+        if (tf > 0) score += p.idf * bm25TermPart(tf, docTokens, avgdl);
+      }
+      c.score = score;
+    }
+    return candidates.length;
+  }
+}
+
+/** Inserts c into `top` (best first, ties by rowid), keeping at most k. */
+function insertRanked(top: Candidate[], c: Candidate, k: number): void {
+  let at = top.length;
+  while (at > 0 && (top[at - 1]!.score < c.score || (top[at - 1]!.score === c.score && top[at - 1]!.rowid > c.rowid))) at--;
+  if (at >= k) return;
+  top.splice(at, 0, c);
+  if (top.length > k) top.pop();
+}

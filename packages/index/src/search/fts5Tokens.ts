@@ -1,0 +1,74 @@
+import type { Db } from "../sqlite/openDatabase.js";
+
+/** The tokenizer of chunks_fts (migration v1). Exact BM25 depends on tokenising exactly as the index did. */
+export const CHUNKS_FTS_TOKENIZE = "porter unicode61";
+
+/**
+ * FTS5's own tokenizer, used from JavaScript: texts go into a scratch FTS5 table in the connection's temp
+ * schema (same tokenizer as chunks_fts), and its fts5vocab tables say which tokens they hold. So the terms,
+ * counts and lengths BM25 needs are FTS5's, stems and diacritics included, by construction, never a
+ * re-implementation that could drift. The scratch table is emptied after every use (it is per connection,
+ * so concurrent connections never share it).
+ */
+export class Fts5Tokens {
+  readonly #insert;
+  readonly #clear;
+  readonly #rowCounts;
+  readonly #instances;
+  readonly #termInstances;
+  readonly #docCounts;
+
+  constructor(private readonly db: Db) {
+    db.exec(`
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok USING fts5(text, tokenize = '${CHUNKS_FTS_TOKENIZE}');
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok_row USING fts5vocab(temp, attr_tok, 'row');
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok_inst USING fts5vocab(temp, attr_tok, 'instance');
+    `);
+    this.#insert = db.prepare<[number, string]>("INSERT INTO temp.attr_tok(rowid, text) VALUES (?, ?)");
+    this.#clear = db.prepare("DELETE FROM temp.attr_tok");
+    this.#rowCounts = db.prepare<[], { term: string; doc: number }>("SELECT term, doc FROM temp.attr_tok_row");
+    this.#instances = db.prepare<[], { term: string; doc: number; offset: number }>("SELECT term, doc, offset FROM temp.attr_tok_inst");
+    this.#docCounts = db.prepare<[], { doc: number; term: string; tf: number }>("SELECT doc, term, count(*) AS tf FROM temp.attr_tok_inst GROUP BY doc, term");
+    this.#termInstances = db.prepare<[string], { doc: number; tf: number }>("SELECT doc, count(*) AS tf FROM temp.attr_tok_inst WHERE term = ? GROUP BY doc");
+  }
+
+  /** Each text's tokens, in order (a text with no token gives []). */
+  tokens(texts: readonly string[]): string[][] {
+    return this.#with(texts, () => {
+      const out = texts.map(() => [] as { term: string; offset: number }[]);
+      for (const r of this.#instances.iterate()) out[r.doc - 1]!.push({ term: r.term, offset: r.offset });
+      return out.map((list) => list.sort((a, b) => a.offset - b.offset).map((t) => t.term));
+    });
+  }
+
+  /** Each text's token counts. */
+  counts(texts: readonly string[]): Map<string, number>[] {
+    if (texts.length === 0) return [];
+    return this.#with(texts, () => {
+      const out = texts.map(() => new Map<string, number>());
+      for (const r of this.#docCounts.iterate()) out[r.doc - 1]!.set(r.term, r.tf);
+      return out;
+    });
+  }
+
+  /** In how many of the texts each token occurs (a document-frequency delta). */
+  documentFrequencies(texts: readonly string[]): Map<string, number> {
+    if (texts.length === 0) return new Map();
+    return this.#with(texts, () => new Map(this.#rowCounts.all().map((r) => [r.term, r.doc])));
+  }
+
+  /** For each of `terms`, its count in each text (texts indexed 0..n-1; absent: 0). */
+  termFrequencies(texts: readonly string[], terms: readonly string[]): Map<string, Map<number, number>> {
+    return this.#with(texts, () => new Map(terms.map((term) => [term, new Map(this.#termInstances.all(term).map((r) => [r.doc - 1, r.tf]))])));
+  }
+
+  #with<T>(texts: readonly string[], read: () => T): T {
+    try {
+      // Rowids from 1: text i is row i + 1 (the reads below subtract it again).
+      texts.forEach((text, i) => this.#insert.run(i + 1, text));
+      return read();
+    } finally {
+      this.#clear.run();
+    }
+  }
+}
