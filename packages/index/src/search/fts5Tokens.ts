@@ -16,19 +16,21 @@ export class Fts5Tokens {
   readonly #rowCounts;
   readonly #instances;
   readonly #termInstances;
-  readonly #docCounts;
+  readonly #instanceKeys;
 
   constructor(private readonly db: Db) {
     db.exec(`
-      CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok USING fts5(text, tokenize = '${CHUNKS_FTS_TOKENIZE}');
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok USING fts5(text, content = '', tokenize = '${CHUNKS_FTS_TOKENIZE}');
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok_row USING fts5vocab(temp, attr_tok, 'row');
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok_inst USING fts5vocab(temp, attr_tok, 'instance');
     `);
     this.#insert = db.prepare<[number, string]>("INSERT INTO temp.attr_tok(rowid, text) VALUES (?, ?)");
-    this.#clear = db.prepare("DELETE FROM temp.attr_tok");
+    // Contentless, so 'delete-all' empties it whole: deleting rows one by one would leave delete markers
+    // behind, and the scratch index would grow slower with every use.
+    this.#clear = db.prepare("INSERT INTO temp.attr_tok(attr_tok) VALUES ('delete-all')");
     this.#rowCounts = db.prepare<[], { term: string; doc: number }>("SELECT term, doc FROM temp.attr_tok_row");
     this.#instances = db.prepare<[], { term: string; doc: number; offset: number }>("SELECT term, doc, offset FROM temp.attr_tok_inst");
-    this.#docCounts = db.prepare<[], { doc: number; term: string; tf: number }>("SELECT doc, term, count(*) AS tf FROM temp.attr_tok_inst GROUP BY doc, term");
+    this.#instanceKeys = db.prepare<[], [string, number]>("SELECT term, doc FROM temp.attr_tok_inst").raw();
     this.#termInstances = db.prepare<[string], { doc: number; tf: number }>("SELECT doc, count(*) AS tf FROM temp.attr_tok_inst WHERE term = ? GROUP BY doc");
   }
 
@@ -46,7 +48,11 @@ export class Fts5Tokens {
     if (texts.length === 0) return [];
     return this.#with(texts, () => {
       const out = texts.map(() => new Map<string, number>());
-      for (const r of this.#docCounts.iterate()) out[r.doc - 1]!.set(r.term, r.tf);
+      // Instances come term by term, document by document: counted here, without SQLite sorting them.
+      for (const [term, doc] of this.#instanceKeys.iterate()) {
+        const counts = out[doc - 1]!;
+        counts.set(term, (counts.get(term) ?? 0) + 1);
+      }
       return out;
     });
   }

@@ -5,6 +5,8 @@ import { readMeta, writeMeta } from "./meta.js";
 /** Chunks tokenised per batch while filling in the counts of chunks from before schema v2. */
 const BACKFILL_BATCH = 512;
 const COMPLETE_KEY = "chunk_term_counts_complete";
+/** Term ids kept in memory for ingest. */
+const ID_CACHE = 200_000;
 
 /** Unsigned LEB128: 7 bits per byte, low bits first. */
 function pushVarint(out: number[], value: number): void {
@@ -64,6 +66,9 @@ export class ChunkTermCounts {
   readonly #insertCounts;
   readonly #readCounts;
   readonly #subDf;
+  readonly #bumpDf;
+  /** Term ids seen lately (bounded: a vocabulary can have millions of terms). */
+  readonly #ids = new Map<string, number>();
 
   constructor(private readonly db: Db) {
     this.#tokens = new Fts5Tokens(db);
@@ -74,6 +79,7 @@ export class ChunkTermCounts {
     this.#insertCounts = db.prepare<[number, Buffer]>("INSERT INTO chunk_term_counts (chunk, counts) VALUES (?, ?)");
     this.#readCounts = db.prepare<[number], { counts: Buffer }>("SELECT counts FROM chunk_term_counts WHERE chunk = ?");
     this.#subDf = db.prepare<[number, number]>("UPDATE chunks_fts_terms SET df = df - ? WHERE id = ?");
+    this.#bumpDf = db.prepare<[number, number, string]>("UPDATE chunks_fts_terms SET df = df + ? WHERE id = ? AND term = ?");
   }
 
   /** New chunks: their counts, and each of their tokens' document frequency up by the chunks holding it. */
@@ -82,11 +88,25 @@ export class ChunkTermCounts {
     const rows = new Map<string, number>();
     for (const counts of perChunk) for (const term of counts.keys()) rows.set(term, (rows.get(term) ?? 0) + 1);
     const ids = new Map<string, number>();
-    for (const [term, n] of rows) ids.set(term, o.countDf ? this.#addTerm.get(term, n)!.id : (this.#termId.get(term)?.id ?? this.#addTerm.get(term, 0)!.id));
+    for (const [term, n] of rows) {
+      // A remembered id is checked with the term in the same statement (a rolled-back transaction may have
+      // given the id away again); otherwise the upsert finds or makes the row.
+      const cached = this.#ids.get(term);
+      let id: number;
+      if (cached !== undefined && (!o.countDf || this.#bumpDf.run(n, cached, term).changes === 1) && (o.countDf || this.#termId.get(term)?.id === cached)) id = cached;
+      else id = o.countDf ? this.#addTerm.get(term, n)!.id : (this.#termId.get(term)?.id ?? this.#addTerm.get(term, 0)!.id);
+      this.#remember(term, id);
+      ids.set(term, id);
+    }
     chunks.forEach((c, i) => {
       const pairs = [...perChunk[i]!].map(([term, tf]) => [ids.get(term)!, tf] as const).sort((a, b) => a[0] - b[0]);
       this.#insertCounts.run(c.rowid, encodeTermCounts(pairs));
     });
+  }
+
+  #remember(term: string, id: number): void {
+    if (this.#ids.size >= ID_CACHE) this.#ids.delete(this.#ids.keys().next().value!);
+    this.#ids.set(term, id);
   }
 
   /** Chunks about to be deleted: each of their tokens' document frequency down (their counts go with the rows). */
