@@ -2,7 +2,7 @@
 // Index benchmark: ingest throughput and query latency of a ChunkStore, to a million chunks.
 //
 //   node tools/bench/index-bench.mjs [--chunks 50000] [--dims 512] [--queries 200] [--exhaustive-queries 50]
-//                                    [--dir DIR] [--use-lite-sample 64]
+//                                    [--search-threads 2] [--dir DIR] [--use-lite-sample 64]
 //
 // Store costs (SQLite + FTS5 + usearch) are measured with a fast hashed embedder of the same dimension as
 // USE-lite, so large stores ingest in minutes instead of the hours USE-lite needs on two CPU cores; USE-lite's
@@ -11,7 +11,7 @@
 // ("questions"). BM25 is the exact top-k (the default); FTS5's exhaustive ranking of the same queries is
 // measured beside it (on the first --exhaustive-queries of each kind: at 1 M chunks it takes about a second
 // each). Query vectors are made before timing: hybrid excludes query embedding. Ingest is reported per
-// 10% of the target as well as overall. JSON on stdout, progress on stderr. Needs `npm run build` first.
+// 10% of the target as well as overall. BM25 runs on --search-threads threads, as the index service runs it. JSON on stdout, progress on stderr. Needs `npm run build` first.
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     dims: { type: "string", default: "512" },
     queries: { type: "string", default: "200" },
     "exhaustive-queries": { type: "string", default: "50" },
+    "search-threads": { type: "string", default: "2" },
     dir: { type: "string" },
     "use-lite-sample": { type: "string", default: "64" },
   },
@@ -35,6 +36,7 @@ const targetChunks = Number(values.chunks);
 const dims = Number(values.dims);
 const queryCount = Number(values.queries);
 const exhaustiveCount = Number(values["exhaustive-queries"]);
+const searchThreads = Number(values["search-threads"]);
 const sample = Number(values["use-lite-sample"]);
 for (const [name, v] of Object.entries({ chunks: targetChunks, dims, queries: queryCount })) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
@@ -146,12 +148,14 @@ async function latencies(queries, search, concurrency) {
   const seconds = (performance.now() - wall) / 1000;
   return { queries: queries.length, p50_ms: percentile(times, 50), p99_ms: percentile(times, 99), qps: queries.length / seconds };
 }
+// As the index service searches: BM25 on --search-threads worker threads (searchBm25Async), dense here.
+await store.useSearchThreads(searchThreads);
 const MODES = {
-  bm25: (q) => store.searchBm25(q, { k: 30 }),
+  bm25: (q) => store.searchBm25Async(q, { k: 30 }),
   dense: (q) => store.searchDense(vectors.get(q), { k: 30 }),
-  hybrid: (q) => store.searchHybrid(q, vectors.get(q), { k: 30 }),
-  bm25_exhaustive: (q) => store.searchBm25(q, { k: 30, bm25Method: "exhaustive" }),
-  hybrid_exhaustive: (q) => store.searchHybrid(q, vectors.get(q), { k: 30, bm25Method: "exhaustive" }),
+  hybrid: (q) => store.searchHybridAsync(q, vectors.get(q), { k: 30 }),
+  bm25_exhaustive: (q) => store.searchBm25Async(q, { k: 30, bm25Method: "exhaustive" }),
+  hybrid_exhaustive: (q) => store.searchHybridAsync(q, vectors.get(q), { k: 30, bm25Method: "exhaustive" }),
 };
 const query = {};
 for (const [kind, queries] of Object.entries(kinds)) {
@@ -192,6 +196,7 @@ console.log(
     chunks: stats.chunks,
     documents: stats.documents,
     dimensions: dims,
+    search_threads: searchThreads,
     bytes_on_disk: bytesOnDisk,
     ingest: { seconds: ingestSeconds, chunks_per_s: stats.chunks / ingestSeconds, windows, note: "hashed embedder: store cost only" },
     query,

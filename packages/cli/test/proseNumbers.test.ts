@@ -57,6 +57,8 @@ const SETTINGS: Setting[] = [
   { file: "docs/asking.md", says: "λ = 0.9 for BM25", source: ["packages/index/src/search/fusionSettings.ts", /method: "convex", bm25Weight: 0\.9 \}/] },
   { file: "docs/retrieval.md", says: "0.9 × min-max", source: ["packages/index/src/search/fusionSettings.ts", /method: "convex", bm25Weight: 0\.9 \}/] },
   { file: "docs/retrieval.md", says: "BM25 + 0.1 × normalised cosine", source: ["packages/index/src/search/fusionSettings.ts", /method: "convex", bm25Weight: 0\.9 \}/] },
+  { file: "docs/retrieval.md", says: "the changes are 5% of the index or 5 minutes old", source: ["packages/index/src/vectors/chunkVectors.ts", /SAVE_GROWTH = 0\.05;[\s\S]*SAVE_INTERVAL_MS = 5 \* 60_000;/] },
+  { file: "docs/retrieval.md", says: "whose IDF FTS5 sets to 1e-6", source: ["packages/index/src/search/bm25Stats.ts", /return idf <= 0 \? 1e-6 : idf;/] },
   { file: "docs/retrieval.md", says: "at 50k chunks", source: ["tools/bench/index-bench.mjs", /chunks: \{ type: "string", default: "50000" \}/] },
   { file: "docs/attribution.md", says: "within 1 % of", source: ["packages/core/src/coalitions/coalitionOptions.ts", /DEFAULT_TRUNCATION = 0\.01;/] },
   { file: "docs/attribution.md", says: "λ = 1 % of λ_max", source: ["packages/core/src/coalitions/coalitionOptions.ts", /DEFAULT_LASSO_RATIO = 0\.01;/] },
