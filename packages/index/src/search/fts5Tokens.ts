@@ -5,7 +5,7 @@ export const CHUNKS_FTS_TOKENIZE = "porter unicode61";
 
 /**
  * FTS5's own tokenizer, used from JavaScript: texts go into a scratch FTS5 table in the connection's temp
- * schema (same tokenizer as chunks_fts), and its fts5vocab tables say which tokens they hold. So the terms,
+ * schema (same tokenizer as chunks_fts), and its fts5vocab table says which tokens they hold. So the terms,
  * counts and lengths BM25 needs are FTS5's, stems and diacritics included, by construction, never a
  * re-implementation that could drift. The scratch table is emptied after every use (it is per connection,
  * so concurrent connections never share it).
@@ -13,25 +13,20 @@ export const CHUNKS_FTS_TOKENIZE = "porter unicode61";
 export class Fts5Tokens {
   readonly #insert;
   readonly #clear;
-  readonly #rowCounts;
   readonly #instances;
-  readonly #termInstances;
   readonly #instanceKeys;
 
   constructor(private readonly db: Db) {
     db.exec(`
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok USING fts5(text, content = '', tokenize = '${CHUNKS_FTS_TOKENIZE}');
-      CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok_row USING fts5vocab(temp, attr_tok, 'row');
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.attr_tok_inst USING fts5vocab(temp, attr_tok, 'instance');
     `);
     this.#insert = db.prepare<[number, string]>("INSERT INTO temp.attr_tok(rowid, text) VALUES (?, ?)");
     // Contentless, so 'delete-all' empties it whole: deleting rows one by one would leave delete markers
     // behind, and the scratch index would grow slower with every use.
     this.#clear = db.prepare("INSERT INTO temp.attr_tok(attr_tok) VALUES ('delete-all')");
-    this.#rowCounts = db.prepare<[], { term: string; doc: number }>("SELECT term, doc FROM temp.attr_tok_row");
     this.#instances = db.prepare<[], { term: string; doc: number; offset: number }>("SELECT term, doc, offset FROM temp.attr_tok_inst");
     this.#instanceKeys = db.prepare<[], [string, number]>("SELECT term, doc FROM temp.attr_tok_inst").raw();
-    this.#termInstances = db.prepare<[string], { doc: number; tf: number }>("SELECT doc, count(*) AS tf FROM temp.attr_tok_inst WHERE term = ? GROUP BY doc");
   }
 
   /** Each text's tokens, in order (a text with no token gives []). */
@@ -57,16 +52,7 @@ export class Fts5Tokens {
     });
   }
 
-  /** In how many of the texts each token occurs (a document-frequency delta). */
-  documentFrequencies(texts: readonly string[]): Map<string, number> {
-    if (texts.length === 0) return new Map();
-    return this.#with(texts, () => new Map(this.#rowCounts.all().map((r) => [r.term, r.doc])));
-  }
 
-  /** For each of `terms`, its count in each text (texts indexed 0..n-1; absent: 0). */
-  termFrequencies(texts: readonly string[], terms: readonly string[]): Map<string, Map<number, number>> {
-    return this.#with(texts, () => new Map(terms.map((term) => [term, new Map(this.#termInstances.all(term).map((r) => [r.doc - 1, r.tf]))])));
-  }
 
   #with<T>(texts: readonly string[], read: () => T): T {
     try {

@@ -93,8 +93,8 @@ export class ChunkTermCounts {
       // given the id away again); otherwise the upsert finds or makes the row.
       const cached = this.#ids.get(term);
       let id: number;
-      if (cached !== undefined && (!o.countDf || this.#bumpDf.run(n, cached, term).changes === 1) && (o.countDf || this.#termId.get(term)?.id === cached)) id = cached;
-      else id = o.countDf ? this.#addTerm.get(term, n)!.id : (this.#termId.get(term)?.id ?? this.#addTerm.get(term, 0)!.id);
+      if (o.countDf) id = cached !== undefined && this.#bumpDf.run(n, cached, term).changes === 1 ? cached : this.#addTerm.get(term, n)!.id;
+      else id = this.#termId.get(term)?.id ?? this.#addTerm.get(term, 0)!.id;
       this.#remember(term, id);
       ids.set(term, id);
     }

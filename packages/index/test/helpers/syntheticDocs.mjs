@@ -10,7 +10,7 @@ const WORDS = (
 ).split(" ");
 
 /** Mulberry32: a tiny seeded PRNG, so the same (id, version) always gives the same text. */
-function rng(seed) {
+export function rng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,17 +1,7 @@
 // A synthetic corpus with a Zipf vocabulary and English function words, and queries over it: bare corpus
 // words and questions as people write them (the common words are what make BM25 pruning matter).
 
-/** Mulberry32. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng } from "./syntheticDocs.mjs";
 
 const FUNCTION_WORDS = "the of and to in is was for with at by from as on that which what how are be were this an or into".split(" ");
 const SYLLABLES = ["ac", "al", "ben", "car", "de", "eth", "fil", "gen", "hyd", "io", "ket", "lin", "met", "nit", "ox", "pro"];
