@@ -2,7 +2,7 @@
 // Index benchmark: ingest throughput and query latency of a ChunkStore, to a million chunks.
 //
 //   node tools/bench/index-bench.mjs [--chunks 50000] [--dims 512] [--queries 200] [--exhaustive-queries 50]
-//                                    [--search-threads 2] [--dir DIR] [--use-lite-sample 64]
+//                                    [--search-threads 2] [--ingest-group 32] [--dir DIR] [--use-lite-sample 64]
 //
 // Store costs (SQLite + FTS5 + usearch) are measured with a fast hashed embedder of the same dimension as
 // USE-lite, so large stores ingest in minutes instead of the hours USE-lite needs on two CPU cores; USE-lite's
@@ -11,7 +11,8 @@
 // ("questions"). BM25 is the exact top-k (the default); FTS5's exhaustive ranking of the same queries is
 // measured beside it (on the first --exhaustive-queries of each kind: at 1 M chunks it takes about a second
 // each). Query vectors are made before timing: hybrid excludes query embedding. Ingest is reported per
-// 10% of the target as well as overall. BM25 runs on --search-threads threads, as the index service runs it. JSON on stdout, progress on stderr. Needs `npm run build` first.
+// 10% of the target as well as overall, in groups of --ingest-group documents per store transaction (the index
+// service's IngestDocuments stream writes up to 32 documents that arrived together in one). BM25 runs on --search-threads threads, as the index service runs it. JSON on stdout, progress on stderr. Needs `npm run build` first.
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     queries: { type: "string", default: "200" },
     "exhaustive-queries": { type: "string", default: "50" },
     "search-threads": { type: "string", default: "2" },
+    "ingest-group": { type: "string", default: "32" },
     dir: { type: "string" },
     "use-lite-sample": { type: "string", default: "64" },
   },
@@ -38,7 +40,8 @@ const queryCount = Number(values.queries);
 const exhaustiveCount = Number(values["exhaustive-queries"]);
 const searchThreads = Number(values["search-threads"]);
 const sample = Number(values["use-lite-sample"]);
-for (const [name, v] of Object.entries({ chunks: targetChunks, dims, queries: queryCount })) {
+const ingestGroup = Number(values["ingest-group"]);
+for (const [name, v] of Object.entries({ chunks: targetChunks, dims, queries: queryCount, "ingest-group": ingestGroup })) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
 }
 
@@ -107,8 +110,8 @@ const windows = [];
 let windowStart = { at: t0, chunks };
 const step = Math.max(1, Math.floor(targetChunks / 10));
 while (chunks < targetChunks) {
-  const r = await store.upsertDocument(document(docs++), embed);
-  chunks += r.chunkCount;
+  const results = await store.upsertDocuments(Array.from({ length: ingestGroup }, () => document(docs++)), embed);
+  for (const r of results) chunks += r.chunkCount;
   if (chunks - windowStart.chunks >= step || chunks >= targetChunks) {
     const now = performance.now();
     windows.push({ upto_chunks: chunks, chunks_per_s: (chunks - windowStart.chunks) / ((now - windowStart.at) / 1000) });
@@ -168,6 +171,20 @@ for (const [kind, queries] of Object.entries(kinds)) {
     process.stderr.write(`queries: ${kind} ${mode} p50 ${query[kind][mode].c1.p50_ms.toFixed(2)} ms\n`);
   }
 }
+// What the exact top-k saves: per query, the postings FTS5 still scores (the phrases it is given) against all
+// the query's postings (what the exhaustive ranking scores). Read on the main connection, synchronously.
+const postings = {};
+for (const [kind, queries] of Object.entries(kinds)) {
+  const ratios = [];
+  const scored = [];
+  for (const q of queries) {
+    store.searchBm25(q, { k: 30 });
+    const t = store.lastBm25Trace.postings;
+    if (t.all > 0) ratios.push(t.scored / t.all);
+    scored.push(t.scored);
+  }
+  postings[kind] = { scored_p50: percentile(scored, 50), scored_p99: percentile(scored, 99), scored_share_p50: percentile(ratios, 50) };
+}
 const stats = store.stats();
 const bytesOnDisk = readdirSync(join(dir, "store")).reduce((n, f) => n + statSync(join(dir, "store", f)).size, 0);
 await store.close();
@@ -198,8 +215,9 @@ console.log(
     dimensions: dims,
     search_threads: searchThreads,
     bytes_on_disk: bytesOnDisk,
-    ingest: { seconds: ingestSeconds, chunks_per_s: stats.chunks / ingestSeconds, windows, note: "hashed embedder: store cost only" },
+    ingest: { seconds: ingestSeconds, chunks_per_s: stats.chunks / ingestSeconds, group: ingestGroup, windows, note: "hashed embedder: store cost only" },
     query,
+    bm25_postings: postings,
     use_lite: useLite,
     run,
   }),

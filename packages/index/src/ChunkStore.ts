@@ -136,31 +136,70 @@ export class ChunkStore {
    * vectors to the in-memory index. Once this resolves the document is durable.
    */
   async upsertDocument(doc: DocumentInput, embed: EmbedFunction): Promise<UpsertResult> {
-    this.#assertOpen("upsertDocument");
-    validateDocument(doc);
-    if (typeof embed !== "function") throw new StoreError("upsertDocument: embed must be a function (texts) => Promise<Float32Array[]>");
-    return this.#track(this.#upsert(doc, embed));
+    return (await this.upsertDocuments([doc], embed, "upsertDocument"))[0]!;
   }
 
-  async #upsert(doc: DocumentInput, embed: EmbedFunction): Promise<UpsertResult> {
-    const hash = contentHash(doc.text, this.#config.chunker);
-    const existing = this.#rows.get(doc.id);
-    if (existing?.contentHash === hash) return this.#db.transaction(() => this.#keepChunks(doc))();
+  /**
+   * upsertDocument for many documents at once, with one result per document in the same order: they are
+   * embedded together and written in one transaction (per run of distinct ids: a repeated id starts another),
+   * which costs far less per document than one transaction each. All are validated first; an invalid one, or
+   * an embedding failure, fails the call and stores none of them.
+   */
+  async upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction, what = "upsertDocuments"): Promise<UpsertResult[]> {
+    this.#assertOpen(what);
+    if (!Array.isArray(docs)) throw new InvalidDocumentError(`${what}: expected an array of documents`);
+    docs.forEach(validateDocument);
+    if (typeof embed !== "function") throw new StoreError(`${what}: embed must be a function (texts) => Promise<Float32Array[]>`);
+    return this.#track(this.#upsertAll(docs, embed));
+  }
 
-    const chunks = chunkDocument(doc.id, doc.text, this.#config.chunker);
-    const vectors = await embedTexts(embed, chunks.map((c) => c.text), this.embedder, this.#embedBatchSize);
+  async #upsertAll(docs: readonly DocumentInput[], embed: EmbedFunction): Promise<UpsertResult[]> {
+    const results: UpsertResult[] = [];
+    for (const run of distinctRuns(docs)) results.push(...(await this.#upsertRun(run, embed)));
+    return results;
+  }
+
+  /** Documents with distinct ids: embedded together, written in one transaction. */
+  async #upsertRun(docs: readonly DocumentInput[], embed: EmbedFunction): Promise<UpsertResult[]> {
+    const results: (UpsertResult | undefined)[] = [];
+    // Same text as stored: settled now, without embedding (synchronously, so nothing can change it meanwhile).
+    const changed = this.#db.transaction(() =>
+      docs.flatMap((doc, i) => {
+        const hash = contentHash(doc.text, this.#config.chunker);
+        if (this.#rows.get(doc.id)?.contentHash === hash) {
+          results[i] = this.#keepChunks(doc);
+          return [];
+        }
+        return [{ i, doc, hash, chunks: chunkDocument(doc.id, doc.text, this.#config.chunker) }];
+      }),
+    )();
+    const texts = changed.flatMap((c) => c.chunks.map((chunk) => chunk.text));
+    const vectors = await embedTexts(embed, texts, this.embedder, this.#embedBatchSize);
+    let at = 0;
+    const withVectors = changed.map((c) => ({ ...c, vectors: vectors.slice(at, (at += c.chunks.length)) }));
 
     const outcome = this.#db.transaction(() => {
-      // Re-read: another upsert of the same id may have committed while this one was embedding.
-      const current = this.#rows.get(doc.id);
-      if (current?.contentHash === hash) return { result: this.#keepChunks(doc), removed: [], added: [] };
-      const removed = current ? this.#rows.chunkKeys(doc.id) : [];
-      if (current) this.#rows.delete(doc.id);
-      const added = this.#rows.insert({ ...doc, contentHash: hash, textLength: doc.text.length }, chunks);
-      return { result: { status: current ? "replaced" : "indexed", chunkCount: chunks.length } as const, removed, added };
+      const removed: number[] = [];
+      const write: typeof withVectors = [];
+      for (const c of withVectors) {
+        // Re-read: another upsert of the same id may have committed while this one was embedding.
+        const current = this.#rows.get(c.doc.id);
+        if (current?.contentHash === c.hash) {
+          results[c.i] = this.#keepChunks(c.doc);
+          continue;
+        }
+        if (current) {
+          removed.push(...this.#rows.chunkKeys(c.doc.id));
+          this.#rows.delete(c.doc.id);
+        }
+        results[c.i] = { status: current ? "replaced" : "indexed", chunkCount: c.chunks.length };
+        write.push(c);
+      }
+      const keys = this.#rows.insertAll(write.map((c) => ({ doc: { ...c.doc, contentHash: c.hash, textLength: c.doc.text.length }, chunks: c.chunks })));
+      return { removed, added: keys.flat(), vectors: write.flatMap((c) => c.vectors) };
     })();
-    if (outcome.added.length > 0 || outcome.removed.length > 0) this.#vectors.apply(outcome.removed, outcome.added, vectors);
-    return outcome.result;
+    if (outcome.added.length > 0 || outcome.removed.length > 0) this.#vectors.apply(outcome.removed, outcome.added, outcome.vectors);
+    return results as UpsertResult[];
   }
 
   /** Same content hash: keep the chunks; rewrite the document row only if its metadata changed. */
@@ -386,6 +425,21 @@ export class ChunkStore {
     work.then(forget, forget);
     return work;
   }
+}
+
+/** The documents cut into runs in which no id repeats, in order (a later version of an id replaces the earlier). */
+function distinctRuns(docs: readonly DocumentInput[]): DocumentInput[][] {
+  const runs: DocumentInput[][] = [];
+  let ids = new Set<string>();
+  for (const doc of docs) {
+    if (runs.length === 0 || ids.has(doc.id)) {
+      runs.push([]);
+      ids = new Set();
+    }
+    ids.add(doc.id);
+    runs.at(-1)!.push(doc);
+  }
+  return runs;
 }
 
 function vectorConfig(config: StoreConfig): VectorIndexConfig {

@@ -38,11 +38,13 @@ describe("IndexService lifecycle and limits", () => {
     expect(t.logs).toEqual([]);
   });
 
-  it("Deadlines - an ingest stream past its deadline stops between documents and leaves the store consistent", async () => {
+  it("Deadlines - an ingest stream past its deadline stops between groups of documents and leaves the store consistent", async () => {
     await using t = await startTestServer();
-    t.embedder.delayMs = 100;
-    const docs = ["d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"].map((id) => makeDocument(id));
-    const s = await statusOf(ingest(t.client, docs, { deadline: Date.now() + 400 }));
+    // The first document is a group of its own (done at 250 ms); the next group, the 32 that arrived meanwhile
+    // (128 chunks, two embed calls), would end at 750 ms: the deadline falls inside it.
+    t.embedder.delayMs = 250;
+    const docs = Array.from({ length: 40 }, (_, i) => makeDocument(`d${i}`));
+    const s = await statusOf(ingest(t.client, docs, { deadline: Date.now() + 600 }));
     expect(s.code).toBe(status.DEADLINE_EXCEEDED);
     await expect.poll(() => t.embedder.aborted).toBe(1);
     t.embedder.delayMs = 0;

@@ -2,7 +2,8 @@ import { DEFAULT_BM25_WEIGHT } from "../src/search/fuseHits.js";
 import { status } from "@grpc/grpc-js";
 import { IngestStatus, RetrievalMode, type SearchRequest } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { markerOf, makeDocument } from "./helpers/syntheticDocs.mjs";
+import { chunkDocument } from "@attr-rag/core";
+import { markerOf, makeDocument, TEST_CHUNKER } from "./helpers/syntheticDocs.mjs";
 import { fakeEmbedVector } from "./helpers/fakeEmbedder.mjs";
 import { call, ingest, startTestServer, statusOf, type TestServer } from "./helpers/serviceHarness.js";
 
@@ -68,6 +69,42 @@ describe("IndexService over gRPC", () => {
     expect(t.embedder.calls - callsBefore).toBe(2); // r2 v2 and r4 only
     expect(t.store.getDocument("r3")?.title).toBe("Procedure r3, revised");
     expect(t.store.getDocument("r-empty")).toBeUndefined();
+  });
+
+  it("IngestDocuments - documents that arrive while others are written go in groups; a bad one in a group fails only itself", async () => {
+    t.embedder.delayMs = 30;
+    try {
+      // 1 alone, then the 32 that arrived meanwhile in one group (about 128 chunks: two embed calls), then 7.
+      const callsBefore = t.embedder.calls;
+      const fast = await ingest(t.client, Array.from({ length: 40 }, (_, i) => makeDocument(`g${i}`)));
+      expect(fast).toMatchObject({ indexed: 40, failed: 0, chunksAdded: fast.results.reduce((n, r) => n + r.chunkCount, 0) });
+      expect(t.store.getDocument("g39")?.chunkCount).toBe(fast.results[39]!.chunkCount);
+      expect(fast.results.map((r) => r.docId)).toEqual(Array.from({ length: 40 }, (_, i) => `g${i}`));
+      expect(t.embedder.calls - callsBefore).toBeLessThan(10);
+
+      const g3v1 = fast.results[3]!.chunkCount;
+      const [g3v2, g3v3] = [makeDocument("g3", 2, 3), makeDocument("g3", 3, 5)];
+      const mixed = await ingest(t.client, [
+        ...Array.from({ length: 6 }, (_, i) => makeDocument(`m${i}`)),
+        { id: "m-empty", text: "   " }, // fails the group's validation: every document goes again alone
+        g3v2, // replaces a document of the first stream
+        makeDocument("m7"),
+        g3v3, // the same id again, later in the stream: replaces the version just above
+      ]);
+      const chunks = (doc: { id: string; text: string }) => chunkDocument(doc.id, doc.text, TEST_CHUNKER).length;
+      expect(mixed.results.map((r) => [r.docId, r.status, r.chunkCount])).toEqual([
+        ...Array.from({ length: 6 }, (_, i) => [`m${i}`, IngestStatus.INGEST_STATUS_INDEXED, chunks(makeDocument(`m${i}`))]),
+        ["m-empty", IngestStatus.INGEST_STATUS_FAILED, 0],
+        ["g3", IngestStatus.INGEST_STATUS_REPLACED, chunks(g3v2)],
+        ["m7", IngestStatus.INGEST_STATUS_INDEXED, chunks(makeDocument("m7"))],
+        ["g3", IngestStatus.INGEST_STATUS_REPLACED, chunks(g3v3)],
+      ]);
+      expect(mixed.results[6]!.message).toMatch(/has no text/);
+      expect(mixed).toMatchObject({ indexed: 7, replaced: 2, failed: 1, chunksRemoved: g3v1 + chunks(g3v2) });
+      expect(t.store.getDocument("g3")?.chunkCount).toBe(chunks(g3v3));
+    } finally {
+      t.embedder.delayMs = 0;
+    }
   });
 
   it("IngestDocuments - a failing document keeps its previous version", async () => {

@@ -1,7 +1,7 @@
 // IndexService on a distributed gateway's port: every RPC forwarded to the index over NATS (the same
 // endpoints `attr-rag index serve --nats` answers), so a client ingests and searches at one address in both
 // modes. The ingest stream keeps the index port's behaviour (one document at a time, per-document failures,
-// the same limits) because it is the same stream handler with the forwarding call in place of ingestOne.
+// the same limits) because it is the same stream handler, forwarding each document of a group in turn.
 import type { UntypedServiceImplementation } from "@grpc/grpc-js";
 import { IngestDocumentsRequest, IngestStatus, type IndexServiceServer } from "@attr-rag/contracts";
 import type { NatsConnection } from "@attr-rag/nats";
@@ -35,7 +35,11 @@ export function createIndexServiceOverNats(
     return { result, added: response.chunksAdded, removed: response.chunksRemoved };
   };
   return {
-    ingestDocuments: ingestStreamHandler(ctx, ingest),
+    ingestDocuments: ingestStreamHandler(ctx, async (requests, signal) => {
+      const outcomes: Outcome[] = [];
+      for (const request of requests) outcomes.push(await ingest(request, signal));
+      return outcomes;
+    }),
     search: unaryHandler(ctx, "Search", (request, signal) => index.search(request, signal)),
     getChunks: unaryHandler(ctx, "GetChunks", (request, signal) => index.getChunks(request, signal)),
     deleteDocument: unaryHandler(ctx, "DeleteDocument", (request, signal) => index.deleteDocument(request, signal)),

@@ -37,6 +37,8 @@ export interface Bm25TopKTrace {
   candidates: number;
   /** True when FTS5 ranked every match itself: few postings in all, or a phrase of more than one token. */
   exhaustive: boolean;
+  /** Postings of the phrases FTS5 scored in the last pass (every one of them is scored), and of all phrases. */
+  postings: { scored: number; all: number };
 }
 
 /**
@@ -64,7 +66,7 @@ export class Bm25TopK {
   readonly #counts: ChunkTermCounts;
   readonly #read: (run: () => SearchHit[]) => SearchHit[];
   /** The last search's trace. */
-  lastTrace: Bm25TopKTrace = { passes: 0, boundedPhrases: 0, candidates: 0, exhaustive: false };
+  lastTrace: Bm25TopKTrace = { passes: 0, boundedPhrases: 0, candidates: 0, exhaustive: false, postings: { scored: 0, all: 0 } };
 
   constructor(db: Db, exhaustive: Bm25Search) {
     this.#stats = new Bm25Stats(db);
@@ -90,7 +92,8 @@ export class Bm25TopK {
     const tokens = this.#tokens.tokens(texts);
     // A word run FTS5 splits into several tokens is a phrase (tokens in sequence): left to FTS5 itself.
     if (tokens.some((t) => t.length !== 1)) {
-      this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true };
+      // Postings unknown here (a multi-token phrase's are not any one token's): reported as none.
+      this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true, postings: { scored: 0, all: 0 } };
       return this.#exhaustive.search(query, k, filters);
     }
     return this.#read(() => this.#search(texts.map((text, i) => ({ text, token: tokens[i]![0]! })), k, filters));
@@ -105,9 +108,10 @@ export class Bm25TopK {
       const idf = bm25Idf(rows, df);
       return { text, token, id, df, idf, bound: idf * (BM25_K1 + 1) };
     });
+    const all = phrases.reduce((n, p) => n + p.df, 0);
     // Few postings in all: FTS5's own ranking touches no more than pruning would, and costs less.
-    if (phrases.reduce((n, p) => n + p.df, 0) <= SMALL_POSTINGS) {
-      this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true };
+    if (all <= SMALL_POSTINGS) {
+      this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true, postings: { scored: all, all } };
       // The phrases joined by spaces give toFtsMatch the same phrases back.
       return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
     }
@@ -142,7 +146,8 @@ export class Bm25TopK {
         if (top.length >= k) theta = top[k - 1]!.score;
       }
       if (common.length === 0 || commonBound < theta) {
-        this.lastTrace = { passes, boundedPhrases: common.length, candidates: completed, exhaustive: false };
+        const scored = rare.reduce((n, x) => n + x.p.df, 0);
+        this.lastTrace = { passes, boundedPhrases: common.length, candidates: completed, exhaustive: false, postings: { scored, all } };
         return top.map((c) => ({ ...this.#row.get(c.rowid)!, score: c.score }));
       }
       // A row holding only bounded phrases could still reach the top k: bound fewer, below the θ found.

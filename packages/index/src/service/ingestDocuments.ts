@@ -75,30 +75,83 @@ export function ingestResponse(outcomes: readonly Outcome[], started: number): I
   };
 }
 
-/** The IngestDocuments handler over this store: each document through ingestOne. */
+/** Documents written together at most: ones that arrived while the previous group was embedded and written. */
+const GROUP_DOCUMENTS = 32;
+/** Text held waiting (characters) after which the stream is paused until a group is taken from it. */
+const GROUP_CHARS = 8 * 1024 * 1024;
+
+/**
+ * A group of documents in one store transaction (ChunkStore.upsertDocuments), each with its own outcome. If the
+ * group fails as a whole, each document goes again through ingestOne, which says which one failed and why.
+ */
+export async function ingestGroup(ctx: ServiceContext, requests: readonly IngestDocumentsRequest[], signal: AbortSignal): Promise<Outcome[]> {
+  signal.throwIfAborted();
+  const tooBig = (r: IngestDocumentsRequest) => r.document === undefined || Buffer.byteLength(r.document.text, "utf8") > ctx.limits.maxDocumentBytes;
+  if (requests.length === 1 || requests.some(tooBig)) return ingestEach(ctx, requests, signal);
+  const { store, embedder } = ctx;
+  const docs = requests.map(({ document: doc }) => ({
+    id: doc!.id,
+    text: doc!.text,
+    title: doc!.title || undefined,
+    source: doc!.source || undefined,
+    license: doc!.license || undefined,
+  }));
+  const before = new Map(docs.map((d) => [d.id, d.id.length > 0 ? store.getDocument(d.id)?.chunkCount : undefined]));
+  let results;
+  try {
+    results = await store.upsertDocuments(docs, (texts) => embedder.embed(texts, signal));
+  } catch {
+    return ingestEach(ctx, requests, signal);
+  }
+  return results.map(({ status: upserted, chunkCount }, i) => {
+    const id = docs[i]!.id;
+    const previous = before.get(id);
+    before.set(id, chunkCount);
+    const changedChunks = upserted === "indexed" || upserted === "replaced";
+    return {
+      result: { docId: id, status: STATUS[upserted], chunkCount, message: "" },
+      added: changedChunks ? chunkCount : 0,
+      removed: upserted === "replaced" ? (previous ?? 0) : 0,
+    };
+  });
+}
+
+async function ingestEach(ctx: ServiceContext, requests: readonly IngestDocumentsRequest[], signal: AbortSignal): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (const request of requests) outcomes.push(await ingestOne(ctx, request, signal));
+  return outcomes;
+}
+
+/** The IngestDocuments handler over this store: documents in groups through ingestGroup. */
 export function ingestDocumentsHandler(ctx: ServiceContext): handleClientStreamingCall<IngestDocumentsRequest, IngestDocumentsResponse> {
-  return ingestStreamHandler(ctx, (request, signal) => ingestOne(ctx, request, signal));
+  return ingestStreamHandler(ctx, (requests, signal) => ingestGroup(ctx, requests, signal));
 }
 
 /**
- * IngestDocuments (client streaming): documents are ingested one at a time in arrival order by `ingest` (the
- * stream is paused while one is embedded and written, so a fast client cannot pile up memory), and the
- * outcome of each is reported at the end. A bad document fails only itself; a closed store, a cancelled or
- * expired call, or a stream longer than `maxDocumentsPerStream` ends the stream with that status (documents
- * acknowledged by the store before then stay indexed). `ingest` runs here (ingestOne) or on the index over
- * NATS, behind a gateway.
+ * IngestDocuments (client streaming): documents are ingested in arrival order by `ingest`, in groups: the
+ * first alone, then each time the documents that arrived meanwhile (up to GROUP_DOCUMENTS), so a fast client
+ * gets one store transaction per group, and a slow one no added wait. The stream is paused while a full group
+ * waits, so a fast client cannot pile up memory. The outcome of each document is reported at the end. A bad
+ * document fails only itself; a closed store, a cancelled or expired call, or a stream longer than
+ * `maxDocumentsPerStream` ends the stream with that status (documents acknowledged by the store before then
+ * stay indexed; past the limit, the documents up to it are ingested first). `ingest` runs here (ingestGroup)
+ * or on the index over NATS, behind a gateway.
  */
 export function ingestStreamHandler(
   ctx: Pick<ServiceContext, "limits" | "log">,
-  ingest: (request: IngestDocumentsRequest, signal: AbortSignal) => Promise<Outcome>,
+  ingest: (requests: readonly IngestDocumentsRequest[], signal: AbortSignal) => Promise<Outcome[]>,
 ): handleClientStreamingCall<IngestDocumentsRequest, IngestDocumentsResponse> {
   return (call, callback) => {
     const started = performance.now();
     const abort = callSignal(call);
     const outcomes: Outcome[] = [];
+    const pending: IngestDocumentsRequest[] = [];
+    let pendingChars = 0;
     let received = 0;
+    let running = false;
+    let ended = false;
+    let overflow: ServiceError | undefined;
     let done = false;
-    let work: Promise<void> = Promise.resolve();
 
     const finish = (err: unknown) => {
       if (done) return;
@@ -116,25 +169,46 @@ export function ingestStreamHandler(
     abort.signal.addEventListener("abort", onAbort, { once: true });
     if (abort.signal.aborted) onAbort();
 
+    const chars = (r: IngestDocumentsRequest) => r.document?.text.length ?? 0;
+    const full = () => pending.length >= GROUP_DOCUMENTS || pendingChars >= GROUP_CHARS;
+    const next = () => {
+      if (done || running) return;
+      if (pending.length === 0) {
+        if (overflow) finish(overflow);
+        else if (ended) finish(undefined);
+        return;
+      }
+      const group = pending.splice(0, GROUP_DOCUMENTS);
+      pendingChars -= group.reduce((n, r) => n + chars(r), 0);
+      if (!full() && !overflow) call.resume();
+      running = true;
+      ingest(group, abort.signal)
+        .then((results) => {
+          outcomes.push(...results);
+          running = false;
+          next();
+        })
+        .catch(finish);
+    };
+
     call.on("data", (request: IngestDocumentsRequest) => {
-      if (done) return;
+      if (done || overflow) return;
       received++;
       if (received > ctx.limits.maxDocumentsPerStream) {
         const max = ctx.limits.maxDocumentsPerStream;
-        finish(new ServiceError(status.RESOURCE_EXHAUSTED, `the stream carried more than ${max} documents, the limit per IngestDocuments call; the first ${max} were processed — send the rest in another stream`));
+        overflow = new ServiceError(status.RESOURCE_EXHAUSTED, `the stream carried more than ${max} documents, the limit per IngestDocuments call; the first ${max} were processed — send the rest in another stream`);
+        call.pause();
+        next();
         return;
       }
-      call.pause();
-      work = work
-        .then(() => ingest(request, abort.signal))
-        .then((outcome) => {
-          outcomes.push(outcome);
-          if (!done) call.resume();
-        })
-        .catch(finish);
+      pending.push(request);
+      pendingChars += chars(request);
+      if (full()) call.pause();
+      next();
     });
     call.on("end", () => {
-      void work.then(() => finish(undefined));
+      ended = true;
+      next();
     });
     // A broken stream (grpc-js already chose the status, e.g. an oversized message) ends the call as is.
     call.on("error", (err: Error & { code?: unknown }) => finish(typeof err.code === "number" ? new ServiceError(err.code, err.message) : err));

@@ -70,8 +70,17 @@ export class DocumentRows {
     return this.#chunkKeys.all(docId).map((r) => r.rowid);
   }
 
-  /** Inserts the document and its chunks; returns the chunks' rowids in ordinal order. */
-  insert(doc: NewDocument, chunks: readonly Chunk[]): number[] {
+  /**
+   * Inserts documents and their chunks; returns each document's chunk rowids in ordinal order. The chunks'
+   * token counts are recorded once for all of them: a term shared by many documents is one write, not one each.
+   */
+  insertAll(docs: readonly { doc: NewDocument; chunks: readonly Chunk[] }[]): number[][] {
+    const keys = docs.map(({ doc, chunks }) => this.#insertRows(doc, chunks));
+    this.#terms.add(docs.flatMap(({ chunks }, d) => keys[d]!.map((rowid, i) => ({ rowid, text: chunks[i]!.text }))));
+    return keys;
+  }
+
+  #insertRows(doc: NewDocument, chunks: readonly Chunk[]): number[] {
     this.#insertDoc.run({
       id: doc.id,
       title: doc.title ?? null,
@@ -82,9 +91,7 @@ export class DocumentRows {
       chunkCount: chunks.length,
       ingestedAt: new Date().toISOString(),
     });
-    const keys = chunks.map((c) => Number(this.#insertChunk.run({ id: c.id, docId: doc.id, ordinal: c.ordinal, start: c.start, end: c.end, text: c.text }).lastInsertRowid));
-    this.#terms.add(keys.map((rowid, i) => ({ rowid, text: chunks[i]!.text })));
-    return keys;
+    return chunks.map((c) => Number(this.#insertChunk.run({ id: c.id, docId: doc.id, ordinal: c.ordinal, start: c.start, end: c.end, text: c.text }).lastInsertRowid));
   }
 
   /** Deletes the document; chunks, FTS rows and vector bookkeeping follow by cascade and triggers. */

@@ -1,8 +1,15 @@
+import { availableParallelism } from "node:os";
 import usearch from "usearch";
 import type { HnswParams } from "../sqlite/storeConfig.js";
 import type { VectorQuantization } from "../types.js";
 
 const { Index, MetricKind, ScalarKind } = usearch;
+
+/**
+ * When add() inserts on more than one thread. Two threads, not every core: searches run beside ingest, and
+ * on the two-core machines we measure on, two is all there is.
+ */
+const PARALLEL_ADD = { minIndex: 10_000, minBatch: 32, threads: Math.min(2, availableParallelism()) };
 
 export interface VectorIndexConfig {
   readonly dimensions: number;
@@ -61,14 +68,25 @@ export class VectorIndex {
 
   /**
    * Adds vectors under new keys (a key already present is a caller bug: usearch rejects duplicates).
-   * One thread: concurrent insertion of a batch left some nodes unreachable in small graphs (a search for
-   * every vector of a 79-vector index returned 77), and a single thread makes the graph reproducible.
+   * One thread while the graph is small: concurrent insertion of a batch left some nodes unreachable in small
+   * graphs (a search for every vector of a 79-vector index returned 77), and one thread makes the graph
+   * reproducible. In a large graph insertion is most of ingest's cost and grows with the graph, so a large
+   * batch into a large graph is inserted on two threads (1.2× the store's whole ingest at 40 k chunks).
    */
   add(keys: readonly number[], vectors: readonly Float32Array[]): void {
     if (keys.length === 0) return;
     const flat = new Float32Array(keys.length * this.config.dimensions);
     vectors.forEach((v, i) => flat.set(v, i * this.config.dimensions));
-    this.#index.add(toKeys(keys), flat, 1);
+    const ids = toKeys(keys);
+    // Every call names the same thread count: usearch sizes its per-thread state when it grows, from the count
+    // of the call that made it grow, and a later call with more threads than that fails. One thread is then
+    // one vector per call (a lone task runs on one thread, in order, as a one-thread batch would).
+    if (PARALLEL_ADD.threads > 1 && (this.size < PARALLEL_ADD.minIndex || keys.length < PARALLEL_ADD.minBatch)) {
+      const d = this.config.dimensions;
+      for (let i = 0; i < keys.length; i++) this.#index.add(ids.subarray(i, i + 1), flat.subarray(i * d, (i + 1) * d), PARALLEL_ADD.threads);
+    } else {
+      this.#index.add(ids, flat, PARALLEL_ADD.threads);
+    }
   }
 
   /** Removes the keys that are present; absent keys are ignored. Returns how many were removed. */
