@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { describeRun } from "../../packages/engine/dist/index.js";
 import { ChunkStore, UseLiteEmbedder } from "../../packages/index/dist/index.js";
+import { hashedEmbed, syntheticCorpus } from "./synthetic-corpus.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -45,56 +46,8 @@ for (const [name, v] of Object.entries({ chunks: targetChunks, dims, queries: qu
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
 }
 
-// A Zipf-distributed vocabulary of 20,000 made-up words: a few very common, most rare, like real text, so
-// BM25 postings and dense neighbourhoods have realistic sizes without shipping any corpus.
-let seed = 12345;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-const SYLLABLES = ["ac", "al", "ben", "car", "de", "eth", "fil", "gen", "hyd", "io", "ket", "lin", "met", "nit", "ox", "pro", "qua", "rin", "sul", "tri", "ur", "vin", "xyl", "zo"];
-const VOCAB = Array.from({ length: 20000 }, (_, i) => {
-  let w = "";
-  for (let n = i + 1; n > 0; n = Math.floor(n / SYLLABLES.length)) w += SYLLABLES[n % SYLLABLES.length];
-  return w;
-});
-const zipfCdf = [];
-{
-  let total = 0;
-  for (let r = 1; r <= VOCAB.length; r++) zipfCdf.push((total += 1 / r));
-  for (let i = 0; i < zipfCdf.length; i++) zipfCdf[i] /= total;
-}
-const word = () => {
-  const u = rand();
-  let lo = 0;
-  let hi = zipfCdf.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (zipfCdf[mid] < u) lo = mid + 1;
-    else hi = mid;
-  }
-  return VOCAB[lo];
-};
-// Running text has function words about a third of the time; questions have them too, and they are what
-// makes a BM25 query touch most of the corpus.
-const FUNCTION_WORDS = "the of and to in is was for with at by from as on that which what how are be were this an or into".split(" ");
-const textWord = () => (rand() < 0.35 ? FUNCTION_WORDS[Math.floor(rand() * FUNCTION_WORDS.length)] : word());
-const sentence = () => Array.from({ length: 8 + Math.floor(rand() * 10) }, textWord).join(" ") + ".";
-const docChars = 4000; // ~4 chunks of ≤1000 characters each
-const document = (i) => {
-  let text = "";
-  while (text.length < docChars) text += `${sentence()} ${text.length % 5 === 0 ? "\n\n" : ""}`;
-  return { id: `doc-${i}`, title: `Document ${i}`, text, source: "bench", license: "CC0-1.0" };
-};
-
-function hashedEmbed(text) {
-  const v = new Float32Array(dims);
-  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193) >>> 0;
-    v[h % dims] += h & 1 ? 1 : -1;
-  }
-  const norm = Math.hypot(...v) || 1;
-  return v.map((x) => x / norm);
-}
-const embed = async (texts) => texts.map(hashedEmbed);
+const { document, words, question } = syntheticCorpus();
+const embed = async (texts) => texts.map((t) => hashedEmbed(t, dims));
 
 const percentile = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -122,16 +75,11 @@ while (chunks < targetChunks) {
 await store.flush();
 const ingestSeconds = (performance.now() - t0) / 1000;
 
-const questionWords = () => {
-  const words = ["what", "is", "the"];
-  for (let j = 0; j < 9; j++) words.push(textWord());
-  return words.join(" ") + "?";
-};
 const kinds = {
-  words: Array.from({ length: queryCount }, () => Array.from({ length: 6 }, word).join(" ")),
-  questions: Array.from({ length: queryCount }, questionWords),
+  words: Array.from({ length: queryCount }, words),
+  questions: Array.from({ length: queryCount }, question),
 };
-const vectors = new Map(Object.values(kinds).flat().map((q) => [q, hashedEmbed(q)]));
+const vectors = new Map(Object.values(kinds).flat().map((q) => [q, hashedEmbed(q, dims)]));
 async function latencies(queries, search, concurrency) {
   const times = [];
   let next = 0;

@@ -1,5 +1,6 @@
 import type { Db } from "../sqlite/openDatabase.js";
 import type { SearchFilters, SearchHit } from "../types.js";
+import { bestFirst } from "./bestFirst.js";
 import { Bm25Search } from "./bm25Search.js";
 import { BM25_K1, bm25Idf, bm25TermPart, Bm25Stats, readVarint } from "./bm25Stats.js";
 import { FILTER_SQL, filterParams } from "./filterSql.js";
@@ -61,6 +62,7 @@ export class Bm25TopK {
   readonly #tokens: Fts5Tokens;
   readonly #exhaustive: Bm25Search;
   readonly #partial;
+  readonly #partialRows;
   readonly #row;
   readonly #docsize;
   readonly #counts: ChunkTermCounts;
@@ -78,6 +80,8 @@ export class Bm25TopK {
       FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
       WHERE chunks_fts MATCH @match AND ${FILTER_SQL}
       ORDER BY chunks_fts.rank, c.rowid`);
+    // Without filters no join is needed, and the rows are put in order here: SQLite would sort them all.
+    this.#partialRows = db.prepare<[string], [number, number]>("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?").raw();
     this.#row = db.prepare<[number], Omit<SearchHit, "score">>(`SELECT id AS chunkId, doc_id AS docId, ordinal, start, "end", text FROM chunks WHERE rowid = ?`);
     this.#counts = new ChunkTermCounts(db);
     this.#docsize = db.prepare<[number], { sz: Buffer }>("SELECT sz FROM chunks_fts_docsize WHERE id = ?");
@@ -137,7 +141,7 @@ export class Bm25TopK {
       // until a row's partial score plus the bound falls below the k-th best exact score so far.
       const top: Candidate[] = [];
       let theta = -Infinity;
-      for (const r of this.#partial.iterate({ match: phrasesMatch(rare.map((x) => x.p.text)), ...params })) {
+      for (const r of this.#ranked(phrasesMatch(rare.map((x) => x.p.text)), params)) {
         if (top.length >= k && r.partial + commonBound < theta) break;
         const c: Candidate = { rowid: r.rowid, partial: r.partial, score: r.partial };
         if (common.length > 0) this.#complete([c], common, avgdl);
@@ -153,7 +157,18 @@ export class Bm25TopK {
       // A row holding only bounded phrases could still reach the top k: bound fewer, below the θ found.
       do bounded--;
       while (bounded > 0 && boundOf(bounded) >= theta);
+      // None bounded is FTS5's own ranking of every match: asked of FTS5 directly, it costs no probe or pass.
+      if (bounded === 0) {
+        this.lastTrace = { passes: passes + 1, boundedPhrases: 0, candidates: completed, exhaustive: true, postings: { scored: all, all } };
+        return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
+      }
     }
+  }
+
+  /** The rows FTS5 matches, best partial score first (ties by rowid), as `ORDER BY rank, rowid` gives them. */
+  #ranked(match: string, params: ReturnType<typeof filterParams>): Iterable<{ rowid: number; partial: number }> {
+    if (params.docIds === null && params.sources === null) return bestFirst(this.#partialRows.all(match));
+    return this.#partial.iterate({ match, ...params });
   }
 
   /**
@@ -171,7 +186,7 @@ export class Bm25TopK {
     const inProbe = new Set(rarest.map((x) => x.i));
     const rest = byBound.filter((x) => !inProbe.has(x.i)).map((x) => x.p);
     const ranked: { rowid: number; partial: number }[] = [];
-    for (const r of this.#partial.iterate({ match: phrasesMatch(rarest.sort((a, b) => a.i - b.i).map((x) => x.p.text)), ...params })) {
+    for (const r of this.#ranked(phrasesMatch(rarest.sort((a, b) => a.i - b.i).map((x) => x.p.text)), params)) {
       ranked.push(r);
       if (ranked.length === k) break;
     }
