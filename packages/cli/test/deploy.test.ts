@@ -108,9 +108,13 @@ describe("deploy/", () => {
   it("deploy - nats-server.conf has one user per role, each with its own password variable", () => {
     expect([...conf.keys()].sort()).toEqual([...ROLES].sort());
     for (const role of ROLES) expect(conf.get(role)!.password).toBe(`$ATTR_RAG_${role.toUpperCase()}_PASSWORD`);
-    // Least privilege where it matters most: only the gateway may queue jobs; a worker may not.
+    // Least privilege where it matters most: only the gateway may queue jobs, the index embed jobs only; a worker may not.
     expect(conf.get("gateway")!.publish).toContain("attr_rag.v1.queue.>");
-    for (const role of ["worker", "selector", "index"]) expect(conf.get(role)!.publish.some((s) => s.startsWith("attr_rag.v1.queue"))).toBe(false);
+    for (const role of ["worker", "selector"]) expect(conf.get(role)!.publish.some((s) => s.startsWith("attr_rag.v1.queue"))).toBe(false);
+    const index = conf.get("index")!.publish;
+    expect(index.filter((s) => s.startsWith("attr_rag.v1.queue"))).toEqual(["attr_rag.v1.queue.embed.>"]);
+    for (const kind of ["occlusion", "generation", "likelihood", "rerank"]) expect(grants(index, `attr_rag.v1.queue.${kind}.m`), kind).toBe(false);
+    expect([grants(index, "attr_rag.v1.queue.embed.t"), grants(index, "attr_rag.v1.queue.embed.t.batch")]).toEqual([true, true]);
   });
 
   it("deploy - batches: only gateways queue items, record results and keep the batch records; workers answer their own stats service", () => {

@@ -185,6 +185,8 @@ export {
   LikelihoodResult,
   RerankJob,
   RerankResult,
+  EmbedJob,
+  EmbedResult,
   OcclusionJob,
   OcclusionResult,
   GetWorkerStatsRequest,
@@ -232,6 +234,7 @@ export {
   workerNatsService,
 } from "./subjects.js";
 export type { JobKind, JobLane, NatsEndpoint, NatsServiceInfo } from "./subjects.js";
+export { embedderToken, ggufEmbedderId } from "./embedderToken.js";
 
 // The codec shape every message value implements (encode/decode/create/fromPartial/JSON), for generic code.
 export type { DeepPartial, MessageFns } from "./gen/attr_rag/v1/pipeline.js";

@@ -6,8 +6,8 @@
 export const SUBJECT_PREFIX = "attr_rag.v1";
 
 /** Engine job kinds; each has its own work-queue subject and payload pair. */
-export type JobKind = "occlusion" | "generation" | "likelihood" | "rerank";
-export const JOB_KINDS: readonly JobKind[] = ["occlusion", "generation", "likelihood", "rerank"];
+export type JobKind = "occlusion" | "generation" | "likelihood" | "rerank" | "embed";
+export const JOB_KINDS: readonly JobKind[] = ["occlusion", "generation", "likelihood", "rerank", "embed"];
 
 /** Whether `token` can be one token of a subject: non-empty, no '.', '*', '>' or whitespace. */
 export function isSubjectToken(token: string): boolean {
@@ -31,7 +31,8 @@ export const JOB_LANES: readonly JobLane[] = ["interactive", "batch"];
 /**
  * Work-queue subject of a job: `attr_rag.v1.queue.<kind>.<model>` (interactive) or
  * `attr_rag.v1.queue.<kind>.<model>.batch`. OcclusionJob -> OcclusionResult, GenerationJob -> GenerationResult,
- * LikelihoodJob -> LikelihoodResult, RerankJob -> RerankResult (its model token the re-ranker id); results come back on jobResultSubject(). The model id is part of the
+ * LikelihoodJob -> LikelihoodResult, RerankJob -> RerankResult (its model token the re-ranker id), EmbedJob ->
+ * EmbedResult (its model token embedderToken(the embedder id)); results come back on jobResultSubject(). The model id is part of the
  * subject, so a worker only ever sees jobs for its model.
  */
 export function jobSubject(kind: JobKind, model: string, lane: JobLane = "interactive"): string {

@@ -67,6 +67,7 @@ export type { GenerateOptions, GeneratedPiece, GenerationResult } from "./genera
 export { TextDeltas } from "./textDeltas.js";
 export type { ScoreOptions, ScoreResult } from "./score.js";
 export type { EmbedOptions, RerankOptions } from "./embed.js";
+export { l2Normalize, openEmbedContext, unitEmbeddings, type EmbedContextOptions } from "./unitEmbeddings.js";
 export { compareSequences, type Comparison, type Divergence, type SequenceLike } from "./divergence.js";
 export { concatTokens, type TokenSegments } from "./tokenSegments.js";
 export {

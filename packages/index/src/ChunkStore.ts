@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { chunkDocument, type Chunk } from "@attr-rag/core";
 import { DocumentNotFoundError, InvalidDocumentError, InvalidQueryError, StoreClosedError, StoreError } from "./errors.js";
 import { contentHash } from "./ingest/contentHash.js";
+import { distinctRuns } from "./ingest/distinctRuns.js";
 import { embedTexts } from "./ingest/embedTexts.js";
 import { validateDocument } from "./ingest/validateDocument.js";
 import { Bm25Search } from "./search/bm25Search.js";
@@ -141,9 +142,10 @@ export class ChunkStore {
 
   /**
    * upsertDocument for many documents at once, with one result per document in the same order: they are
-   * embedded together and written in one transaction (per run of distinct ids: a repeated id starts another),
-   * which costs far less per document than one transaction each. All are validated first; an invalid one, or
-   * an embedding failure, fails the call and stores none of them.
+   * embedded together and written in one transaction, which costs far less per document than one transaction
+   * each. All are validated first. Documents with distinct ids are one run, all written or none (an embedding
+   * failure writes nothing); a repeated id starts another run, and a failing run leaves the runs before it
+   * written.
    */
   async upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction, what = "upsertDocuments"): Promise<UpsertResult[]> {
     this.#assertOpen(what);
@@ -155,51 +157,52 @@ export class ChunkStore {
 
   async #upsertAll(docs: readonly DocumentInput[], embed: EmbedFunction): Promise<UpsertResult[]> {
     const results: UpsertResult[] = [];
-    for (const run of distinctRuns(docs)) results.push(...(await this.#upsertRun(run, embed)));
+    for (const run of distinctRuns(docs, (d) => d.id)) results.push(...(await this.#upsertRun(run, embed)));
     return results;
   }
 
-  /** Documents with distinct ids: embedded together, written in one transaction. */
-  async #upsertRun(docs: readonly DocumentInput[], embed: EmbedFunction): Promise<UpsertResult[]> {
-    const results: (UpsertResult | undefined)[] = [];
-    // Same text as stored: settled now, without embedding (synchronously, so nothing can change it meanwhile).
-    const changed = this.#db.transaction(() =>
-      docs.flatMap((doc, i) => {
-        const hash = contentHash(doc.text, this.#config.chunker);
-        if (this.#rows.get(doc.id)?.contentHash === hash) {
-          results[i] = this.#keepChunks(doc);
-          return [];
-        }
-        return [{ i, doc, hash, chunks: chunkDocument(doc.id, doc.text, this.#config.chunker) }];
-      }),
-    )();
-    const texts = changed.flatMap((c) => c.chunks.map((chunk) => chunk.text));
+  /** Documents with distinct ids: embedded together, written in one transaction (or not at all). */
+  async #upsertRun(docs: readonly DocumentInput[], embed: EmbedFunction, attempt = 1): Promise<UpsertResult[]> {
+    // Planned without writing anything: a document with the text already stored needs no chunks or vectors.
+    const planned = docs.map((doc, i) => {
+      const hash = contentHash(doc.text, this.#config.chunker);
+      const same = this.#rows.get(doc.id)?.contentHash === hash;
+      return { i, doc, hash, chunks: same ? undefined : chunkDocument(doc.id, doc.text, this.#config.chunker) };
+    });
+    const texts = planned.flatMap((p) => p.chunks?.map((chunk) => chunk.text) ?? []);
     const vectors = await embedTexts(embed, texts, this.embedder, this.#embedBatchSize);
     let at = 0;
-    const withVectors = changed.map((c) => ({ ...c, vectors: vectors.slice(at, (at += c.chunks.length)) }));
+    const withVectors = planned.map((p) => ({ ...p, vectors: vectors.slice(at, (at += p.chunks?.length ?? 0)) }));
 
     const outcome = this.#db.transaction(() => {
+      // Another upsert of the same id may have committed while this one was embedding. One planned as same text
+      // that is not any more has no vectors: nothing is written, and the run is planned again.
+      if (withVectors.some((p) => p.chunks === undefined && this.#rows.get(p.doc.id)?.contentHash !== p.hash)) return undefined;
+      const results: UpsertResult[] = [];
       const removed: number[] = [];
-      const write: typeof withVectors = [];
-      for (const c of withVectors) {
-        // Re-read: another upsert of the same id may have committed while this one was embedding.
-        const current = this.#rows.get(c.doc.id);
-        if (current?.contentHash === c.hash) {
-          results[c.i] = this.#keepChunks(c.doc);
+      const write: { doc: DocumentInput; hash: string; chunks: Chunk[]; vectors: Float32Array[] }[] = [];
+      for (const p of withVectors) {
+        const current = this.#rows.get(p.doc.id);
+        if (current?.contentHash === p.hash) {
+          results[p.i] = this.#keepChunks(p.doc);
           continue;
         }
         if (current) {
-          removed.push(...this.#rows.chunkKeys(c.doc.id));
-          this.#rows.delete(c.doc.id);
+          removed.push(...this.#rows.chunkKeys(p.doc.id));
+          this.#rows.delete(p.doc.id);
         }
-        results[c.i] = { status: current ? "replaced" : "indexed", chunkCount: c.chunks.length };
-        write.push(c);
+        results[p.i] = { status: current ? "replaced" : "indexed", chunkCount: p.chunks!.length };
+        write.push({ doc: p.doc, hash: p.hash, chunks: p.chunks!, vectors: p.vectors });
       }
-      const keys = this.#rows.insertAll(write.map((c) => ({ doc: { ...c.doc, contentHash: c.hash, textLength: c.doc.text.length }, chunks: c.chunks })));
-      return { removed, added: keys.flat(), vectors: write.flatMap((c) => c.vectors) };
+      const keys = this.#rows.insertAll(write.map((w) => ({ doc: { ...w.doc, contentHash: w.hash, textLength: w.doc.text.length }, chunks: w.chunks })));
+      return { results, removed, added: keys.flat(), vectors: write.flatMap((w) => w.vectors) };
     })();
+    if (outcome === undefined) {
+      if (attempt < 3) return this.#upsertRun(docs, embed, attempt + 1);
+      throw new StoreError(`documents ${docs.map((d) => JSON.stringify(d.id)).join(", ")} kept changing while they were written (another writer); nothing was stored — try again`);
+    }
     if (outcome.added.length > 0 || outcome.removed.length > 0) this.#vectors.apply(outcome.removed, outcome.added, outcome.vectors);
-    return results as UpsertResult[];
+    return outcome.results;
   }
 
   /** Same content hash: keep the chunks; rewrite the document row only if its metadata changed. */
@@ -425,21 +428,6 @@ export class ChunkStore {
     work.then(forget, forget);
     return work;
   }
-}
-
-/** The documents cut into runs in which no id repeats, in order (a later version of an id replaces the earlier). */
-function distinctRuns(docs: readonly DocumentInput[]): DocumentInput[][] {
-  const runs: DocumentInput[][] = [];
-  let ids = new Set<string>();
-  for (const doc of docs) {
-    if (runs.length === 0 || ids.has(doc.id)) {
-      runs.push([]);
-      ids = new Set();
-    }
-    ids.add(doc.id);
-    runs.at(-1)!.push(doc);
-  }
-  return runs;
 }
 
 function vectorConfig(config: StoreConfig): VectorIndexConfig {

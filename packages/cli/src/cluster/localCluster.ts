@@ -34,6 +34,13 @@ export interface LocalClusterOptions {
   readonly rerankerId?: string;
   /** Re-rank workers when rerankerPath is set. Default 1. */
   readonly rerankerWorkers?: number;
+  /**
+   * The store's GGUF embedder: the index embeds with it (`index serve --embedder gguf:PATH`, the store must
+   * have been built with it) and `embedderWorkers` workers serve its embed jobs (`worker --embedder PATH`).
+   */
+  readonly embedderPath?: string;
+  /** Embed-only workers when embedderPath is set. Default 1; 0 leaves the index embedding in its own process. */
+  readonly embedderWorkers?: number;
   /** Gateway flags (request defaults, limits). */
   readonly gatewayArgs?: readonly string[];
   /** Gateways (each its own process on its own port; all share the batches in JetStream). Default 1. */
@@ -60,6 +67,7 @@ export class LocalCluster implements AsyncDisposable {
   readonly workers: ClusterProcess[] = [];
   /** Workers serving only the re-ranker (rerankerPath). */
   readonly rerankers: ClusterProcess[] = [];
+  readonly embedders: ClusterProcess[] = [];
   index!: ClusterProcess;
   selector!: ClusterProcess;
   /** The first gateway (the one `gatewayAddress` names). */
@@ -110,14 +118,17 @@ export class LocalCluster implements AsyncDisposable {
     if (options.detached) process.once("exit", cluster.#killOnExit);
     const ready = options.readyTimeoutMs ?? 120_000;
     try {
-      cluster.index = cluster.#spawn("index", ["index", "serve", "--store", options.store, "--port", "0", "--nats", nats.url, ...cluster.credentials("index")]);
+      const embedder = options.embedderPath !== undefined ? ["--embedder", `gguf:${options.embedderPath}`] : [];
+      cluster.index = cluster.#spawn("index", ["index", "serve", "--store", options.store, "--port", "0", "--nats", nats.url, ...cluster.credentials("index"), ...embedder]);
       cluster.selector = cluster.#spawn("selector", ["selector", "--nats", nats.url, ...cluster.credentials("selector")]);
       for (let i = 0; i < options.workers; i++) cluster.addWorker();
       if (options.rerankerPath !== undefined) for (let i = 0; i < (options.rerankerWorkers ?? 1); i++) cluster.addRerankerWorker();
+      if (options.embedderPath !== undefined) for (let i = 0; i < (options.embedderWorkers ?? 1); i++) cluster.addEmbedderWorker();
       await cluster.index.waitFor(/serving the index on NATS/, ready);
       await cluster.selector.waitFor(/selector \S+ serving on/, ready);
       for (const w of cluster.workers) await w.waitFor(/worker \S+ serving model/, ready);
       for (const w of cluster.rerankers) await w.waitFor(/worker \S+ serving re-ranker/, ready);
+      for (const w of cluster.embedders) await w.waitFor(/worker \S+ serving embedder/, ready);
       for (let i = 0; i < (options.gateways ?? 1); i++) await cluster.addGateway(i === 0 ? (options.gatewayPort ?? 0) : 0, ready);
       return cluster;
     } catch (err) {
@@ -160,6 +171,15 @@ export class LocalCluster implements AsyncDisposable {
     return w;
   }
 
+  /** Starts one more worker serving only the store's embedder (wait for /serving embedder/ on it before counting on it). */
+  addEmbedderWorker(): ClusterProcess {
+    if (this.options.embedderPath === undefined) throw new CliError("this cluster has no embedder (embedderPath)");
+    const name = `embedder-${this.embedders.length + 1}`;
+    const w = this.#spawn(name, this.#workerArgs(name, ["--embedder", this.options.embedderPath, ...threadsOf(this.options.workerArgs ?? [])]));
+    this.embedders.push(w);
+    return w;
+  }
+
   /** `attr-rag worker` as this cluster runs every worker: its NATS login, name, queue settings, then `serve`. */
   #workerArgs(name: string, serve: readonly string[]): string[] {
     return [
@@ -178,7 +198,7 @@ export class LocalCluster implements AsyncDisposable {
   }
 
   get processes(): ClusterProcess[] {
-    return [...this.gateways, ...this.workers, ...this.rerankers, this.selector, this.index].filter((p): p is ClusterProcess => p !== undefined);
+    return [...this.gateways, ...this.workers, ...this.rerankers, ...this.embedders, this.selector, this.index].filter((p): p is ClusterProcess => p !== undefined);
   }
 
   /** Everything the processes printed (the kept part), for failure messages. */
@@ -190,7 +210,7 @@ export class LocalCluster implements AsyncDisposable {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       await Promise.all(this.gateways.map((g) => g.stop("SIGTERM")));
-      await Promise.all([...this.workers, ...this.rerankers].map((w) => w.stop("SIGTERM")));
+      await Promise.all([...this.workers, ...this.rerankers, ...this.embedders].map((w) => w.stop("SIGTERM")));
       await Promise.all([this.selector?.stop("SIGTERM"), this.index?.stop("SIGTERM")]);
       await this.nats[Symbol.asyncDispose]();
       process.off("exit", this.#killOnExit);

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ChunkStore, LocalIndex, serveIndexOverNats, startIndexServer, StoreNotFoundError, type Embedder, type IndexServerHandle } from "@attr-rag/index";
-import type { NatsConnection, Service } from "@attr-rag/nats";
+import { ConnectionWatch, type NatsConnection, type Service } from "@attr-rag/nats";
+import { NatsEngine, WorkerEmbedder } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
 import { parsePort, untilSignal } from "../serverCli.js";
@@ -34,7 +35,8 @@ export function registerIndexServeCommand(program: Command): void {
         "SIGINT or SIGTERM; it then lets running calls finish (up to 5 s), saves the vectors and closes the store.",
         "The embedder embeds ingested documents and queries and must be the one that built the store.",
         "With --nats it also answers the same operations on NATS (the attr-rag-index service, in its queue group),",
-        "for the distributed gateway and the selector.",
+        "for the distributed gateway and the selector; with a GGUF embedder, ingest and query embedding then go to the",
+        "workers serving it (`attr-rag worker --embedder`), ingest in the batch lane, and stay here while none does.",
       ].join("\n"),
     )
     .requiredOption("--store <dir>", "store directory (made by attr-rag ingest, or with --create)")
@@ -65,22 +67,28 @@ export function registerIndexServeCommand(program: Command): void {
         throw storeErrorToCli(err);
       });
       if (searchThreads > 0) await store.useSearchThreads(searchThreads);
-      server = await startIndexServer({ store, embedder, host: o.host, port }).catch((err: unknown) => {
-        throw new CliError((err as Error).message, 1, { cause: err });
-      });
       const nats = natsOptions(o, `attr-rag-index-${process.pid}`);
+      // With NATS, a GGUF embedder's work goes to the workers serving it (its own process is the fallback).
+      let served: Embedder = embedder;
       if (nats !== undefined) {
         nc = await connectNatsCli(nats);
-        natsService = await serveIndexOverNats(nc, new LocalIndex(store, embedder).context);
-        process.stderr.write(`attr-rag: serving the index on NATS at ${nats.url}\n`);
+        if (embedder.id.startsWith("gguf:")) served = new WorkerEmbedder(embedder, await NatsEngine.connect(nc, new ConnectionWatch(nc)), nc);
+      }
+      server = await startIndexServer({ store, embedder: served, host: o.host, port }).catch((err: unknown) => {
+        throw new CliError((err as Error).message, 1, { cause: err });
+      });
+      if (nc !== undefined) {
+        natsService = await serveIndexOverNats(nc, new LocalIndex(store, served).context);
+        process.stderr.write(`attr-rag: serving the index on NATS at ${nats!.url}\n`);
       }
       const stopped = untilSignal();
       process.stdout.write(`listening on ${server.address}\n`);
       const signal = await stopped;
       process.stderr.write(`attr-rag: ${signal}: stopping the index server\n`);
+      // The gRPC calls let finish may still embed on the workers: NATS goes last.
       await natsService?.stop();
-      await nc?.drain().catch(() => nc?.close());
       await server.close();
+      await nc?.drain().catch(() => nc?.close());
       process.stderr.write(`attr-rag: stopped; store ${store.path} closed\n`);
     } finally {
       await nc?.close().catch(() => {});

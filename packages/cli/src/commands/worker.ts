@@ -1,8 +1,9 @@
 import type { Command } from "commander";
-import { Model, ModelLoadError, resolveModel, type EngineContext } from "@attr-rag/engine";
+import { basename } from "node:path";
+import { Model, ModelLoadError, openEmbedContext, resolveModel, type EngineContext } from "@attr-rag/engine";
 import { DEFAULT_JOB_QUEUE } from "@attr-rag/nats";
-import { modelIdOf, RERANK_KINDS, startWorker, type RunningWorker } from "@attr-rag/worker";
-import { isSubjectToken } from "@attr-rag/contracts";
+import { EMBED_KINDS, modelIdOf, RERANK_KINDS, startWorker, type RunningWorker } from "@attr-rag/worker";
+import { embedderToken, ggufEmbedderId, isSubjectToken } from "@attr-rag/contracts";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
 import { positiveInt } from "../parseArgs.js";
@@ -13,6 +14,7 @@ interface WorkerFlags extends NatsFlags {
   modelId?: string;
   reranker?: string;
   rerankerId?: string;
+  embedder?: string;
   name?: string;
   jobs: string;
   ackWait: string;
@@ -29,7 +31,7 @@ interface WorkerFlags extends NatsFlags {
 export function registerWorkerCommand(program: Command): void {
   const command = program
     .command("worker")
-    .summary("run engine jobs (occlusion, generation, likelihood, rerank) from the NATS JetStream work queue")
+    .summary("run engine jobs (occlusion, generation, likelihood, rerank, embed) from the NATS JetStream work queue")
     .description(
       [
         "Loads --model and pulls the jobs for it (its model id) from the ATTR_RAG_JOBS work queue, through the durable",
@@ -39,12 +41,15 @@ export function registerWorkerCommand(program: Command): void {
         "finishes the running job (up to --stop-grace), hands back the rest and exits.",
         "With --reranker it also (or, without --model, only) serves rerank jobs for that cross-encoder's id, which",
         "`attr-rag serve --nats --reranker ID` sends.",
+        "With --embedder it also (or alone) serves embed jobs for that GGUF embedder: the distributed index",
+        "(`attr-rag index serve --nats`) sends ingest and query embedding to the workers serving its store's embedder.",
       ].join("\n"),
     )
     .option("--model <path|name>", "generator GGUF: a path or a model-cache name (required unless --reranker)")
     .option("--model-id <id>", "the id gateways ask for (default: the file name without .gguf)")
     .option("--reranker <path|name>", "GGUF cross-encoder: serve rerank jobs for it too")
     .option("--reranker-id <id>", "the re-ranker id gateways ask for (serve --reranker ID; default: the file name without .gguf)")
+    .option("--embedder <path|name>", "GGUF embedder: serve embed jobs for the stores built with it (its id is gguf:<file>@<parameters>)")
     .option("--name <id>", "this worker's id in logs and results (default: worker-<pid>)")
     .option("--jobs <n>", "jobs decoded together on the one engine context (continuous batching: each llama_decode step carries every running job's tokens)", "1")
     .option("--ack-wait <seconds>", "seconds a job may go unacknowledged before it is redelivered", String(DEFAULT_JOB_QUEUE.ackWaitMs / 1000))
@@ -58,7 +63,9 @@ export function registerWorkerCommand(program: Command): void {
   addNatsOptions(command, true).action(async (o: WorkerFlags) => {
     const nats = natsOptions(o, o.name ?? `attr-rag-worker-${process.pid}`);
     if (nats === undefined) throw new CliError("--nats URL is required (or set ATTR_RAG_NATS)");
-    if (o.model === undefined && o.reranker === undefined) throw new CliError("--model PATH|NAME is required (or --reranker PATH|NAME for a re-rank-only worker)");
+    if (o.model === undefined && o.reranker === undefined && o.embedder === undefined) {
+      throw new CliError("--model PATH|NAME is required (or --reranker PATH|NAME for a re-rank-only worker, --embedder PATH|NAME for an embedding-only one)");
+    }
     const gpuLayers = o.gpuLayers === undefined ? undefined : Number(o.gpuLayers);
     if (gpuLayers !== undefined && (!Number.isInteger(gpuLayers) || gpuLayers < -1)) throw new CliError(`--gpu-layers must be an integer ≥ -1, got "${o.gpuLayers}"`);
     const generator = o.model !== undefined ? servedModel(o.model, o.modelId, "--model-id") : undefined;
@@ -77,7 +84,7 @@ export function registerWorkerCommand(program: Command): void {
       });
     const held: AsyncDisposable[] = [];
     try {
-      const serving: { kind: "generator" | "reranker"; id: string; engine: EngineContext; jobs: number }[] = [];
+      const serving: { kind: "generator" | "reranker" | "embedder"; id: string; engine: EngineContext; jobs: number }[] = [];
       if (generator !== undefined) {
         const model = await load(generator.path);
         held.push(model);
@@ -100,6 +107,17 @@ export function registerWorkerCommand(program: Command): void {
         });
         serving.push({ kind: "reranker", id: reranker.id, engine, jobs: 1 });
       }
+      if (o.embedder !== undefined) {
+        const model = await load(servedModel(o.embedder, undefined, "--embedder").path);
+        held.push(model);
+        // The context the index's own GgufEmbedder opens, so a chunk's vector is the same wherever it was made.
+        const { context } = await openEmbedContext(model, threads).catch((err: unknown) => {
+          throw new CliError(`--embedder ${o.embedder}: ${(err as Error).message}`, 2, { cause: err });
+        });
+        const id = ggufEmbedderId(basename(model.info.path), model.info.nParams);
+        serving.push({ kind: "embedder", id: embedderToken(id), engine: context, jobs: 1 });
+        process.stderr.write(`attr-rag: embedder ${id} (embed jobs for ${embedderToken(id)})\n`);
+      }
       const nc = await connectNatsCli(nats);
       try {
         const workers: RunningWorker[] = [];
@@ -110,7 +128,7 @@ export function registerWorkerCommand(program: Command): void {
               engine: s.engine,
               modelId: s.id,
               workerId,
-              ...(s.kind === "reranker" ? { kinds: RERANK_KINDS } : {}),
+              ...(s.kind === "reranker" ? { kinds: RERANK_KINDS } : s.kind === "embedder" ? { kinds: EMBED_KINDS } : {}),
               concurrency: s.jobs,
               queue,
               stopGraceMs: positiveInt("--stop-grace", o.stopGrace) * 1000,
@@ -119,7 +137,7 @@ export function registerWorkerCommand(program: Command): void {
           );
         }
         const stop = untilSignal();
-        for (const s of serving) process.stdout.write(`worker ${workerId} serving ${s.kind === "reranker" ? "re-ranker" : "model"} ${s.id} on ${nats.url}\n`);
+        for (const s of serving) process.stdout.write(`worker ${workerId} serving ${s.kind === "generator" ? "model" : s.kind === "reranker" ? "re-ranker" : "embedder"} ${s.id} on ${nats.url}\n`);
         const signal = await Promise.race([stop, ...workers.map((w) => w.stopped.then(() => undefined))]);
         if (signal !== undefined) process.stderr.write(`attr-rag: ${signal}: stopping worker ${workerId}\n`);
         await Promise.all(workers.map((w) => w.stop()));

@@ -18,6 +18,8 @@ export interface ClusterOptions {
   readonly gateways?: number;
   /** A GGUF cross-encoder served by `workers` re-rank-only workers under `id`; the gateways re-rank with it. */
   readonly reranker?: { readonly path: string; readonly id: string; readonly workers: number };
+  /** The store's GGUF embedder: the index embeds with it, `workers` embed-only workers serve its embed jobs. */
+  readonly embedder?: { readonly path: string; readonly workers: number };
 }
 
 export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
@@ -32,6 +34,7 @@ export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
     gatewayArgs: o.gatewayArgs ?? [],
     gateways: o.gateways ?? 1,
     ...(o.reranker !== undefined ? { rerankerPath: o.reranker.path, rerankerId: o.reranker.id, rerankerWorkers: o.reranker.workers } : {}),
+    ...(o.embedder !== undefined ? { embedderPath: o.embedder.path, embedderWorkers: o.embedder.workers } : {}),
     passwords: PASSWORDS,
   });
 }

@@ -1,3 +1,4 @@
+import type { JobLane } from "@attr-rag/contracts";
 import type { EmbedderInfo } from "../types.js";
 
 /**
@@ -9,6 +10,10 @@ export interface Embedder extends EmbedderInfo, AsyncDisposable {
   /** Stable name of the model and its settings; recorded by a store and checked on every open. */
   readonly id: string;
   readonly dimensions: number;
-  embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /**
+   * `lane` says whose texts these are: "interactive" (a query someone waits for, the default) or "batch"
+   * (ingest). An embedder that hands the work to workers queues it in that lane; one in process ignores it.
+   */
+  embed(texts: readonly string[], signal?: AbortSignal, lane?: JobLane): Promise<Float32Array[]>;
   dispose(): Promise<void>;
 }

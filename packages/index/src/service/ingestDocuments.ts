@@ -1,5 +1,7 @@
 import { status, type handleClientStreamingCall } from "@grpc/grpc-js";
 import { IngestStatus, type DocumentIngestResult, type IngestDocumentsRequest, type IngestDocumentsResponse } from "@attr-rag/contracts";
+import { EmbeddingError, InvalidDocumentError } from "../errors.js";
+import { distinctRuns } from "../ingest/distinctRuns.js";
 import type { UpsertStatus } from "../types.js";
 import { callSignal } from "./callSignal.js";
 import type { ServiceContext } from "./context.js";
@@ -43,7 +45,7 @@ export async function ingestOne(ctx: ServiceContext, request: IngestDocumentsReq
   const before = doc.id.length > 0 ? store.getDocument(doc.id) : undefined;
   try {
     const input = { id: doc.id, text: doc.text, title: doc.title || undefined, source: doc.source || undefined, license: doc.license || undefined };
-    const { status: upserted, chunkCount } = await store.upsertDocument(input, (texts) => embedder.embed(texts, signal));
+    const { status: upserted, chunkCount } = await store.upsertDocument(input, (texts) => embedder.embed(texts, signal, "batch"));
     const changedChunks = upserted === "indexed" || upserted === "replaced";
     return {
       result: { docId: doc.id, status: STATUS[upserted], chunkCount, message: "" },
@@ -51,13 +53,21 @@ export async function ingestOne(ctx: ServiceContext, request: IngestDocumentsReq
       removed: upserted === "replaced" ? (before?.chunkCount ?? 0) : 0,
     };
   } catch (err) {
-    signal.throwIfAborted();
-    const { code, details } = toGrpcStatus(err, "IngestDocuments", ctx.log);
-    if (!PER_DOCUMENT.has(code)) throw err;
-    // The previous version, if any, is kept: the store writes nothing before a document is fully embedded.
-    const outcome = failed(doc.id, details);
-    return { ...outcome, result: { ...outcome.result, chunkCount: store.getDocument(doc.id)?.chunkCount ?? 0 } };
+    return failedAlone(ctx, doc.id, err, signal);
   }
+}
+
+/**
+ * A document's failure as its outcome, when the error is one that fails only that document (else it is
+ * rethrown and ends the stream). The chunk count is what the store holds now: the previous version, if any,
+ * is kept, as the store writes nothing before a document is fully embedded.
+ */
+function failedAlone(ctx: ServiceContext, docId: string, err: unknown, signal: AbortSignal): Outcome {
+  signal.throwIfAborted();
+  const { code, details } = toGrpcStatus(err, "IngestDocuments", ctx.log);
+  if (!PER_DOCUMENT.has(code)) throw err;
+  const outcome = failed(docId, details);
+  return { ...outcome, result: { ...outcome.result, chunkCount: ctx.store.getDocument(docId)?.chunkCount ?? 0 } };
 }
 
 /** The response for a run of ingested documents (started: performance.now() when the run began). */
@@ -81,13 +91,21 @@ const GROUP_DOCUMENTS = 32;
 const GROUP_CHARS = 8 * 1024 * 1024;
 
 /**
- * A group of documents in one store transaction (ChunkStore.upsertDocuments), each with its own outcome. If the
- * group fails as a whole, each document goes again through ingestOne, which says which one failed and why.
+ * A group of documents in one store transaction per run of distinct ids (ChunkStore.upsertDocuments), each with
+ * its own outcome. A run that fails before writing anything (a bad document, an embedding failure) goes again
+ * one document at a time through ingestOne, which says which one failed and why; a failure after its commit
+ * (the vectors could not be added) is every document of the run's, as it would be for each alone.
  */
 export async function ingestGroup(ctx: ServiceContext, requests: readonly IngestDocumentsRequest[], signal: AbortSignal): Promise<Outcome[]> {
   signal.throwIfAborted();
   const tooBig = (r: IngestDocumentsRequest) => r.document === undefined || Buffer.byteLength(r.document.text, "utf8") > ctx.limits.maxDocumentBytes;
   if (requests.length === 1 || requests.some(tooBig)) return ingestEach(ctx, requests, signal);
+  const outcomes: Outcome[] = [];
+  for (const run of distinctRuns(requests, (r) => r.document!.id)) outcomes.push(...(await ingestRun(ctx, run, signal)));
+  return outcomes;
+}
+
+async function ingestRun(ctx: ServiceContext, requests: readonly IngestDocumentsRequest[], signal: AbortSignal): Promise<Outcome[]> {
   const { store, embedder } = ctx;
   const docs = requests.map(({ document: doc }) => ({
     id: doc!.id,
@@ -96,22 +114,21 @@ export async function ingestGroup(ctx: ServiceContext, requests: readonly Ingest
     source: doc!.source || undefined,
     license: doc!.license || undefined,
   }));
-  const before = new Map(docs.map((d) => [d.id, d.id.length > 0 ? store.getDocument(d.id)?.chunkCount : undefined]));
+  const before = docs.map((d) => (d.id.length > 0 ? store.getDocument(d.id)?.chunkCount : undefined));
   let results;
   try {
-    results = await store.upsertDocuments(docs, (texts) => embedder.embed(texts, signal));
-  } catch {
-    return ingestEach(ctx, requests, signal);
+    results = await store.upsertDocuments(docs, (texts) => embedder.embed(texts, signal, "batch"));
+  } catch (err) {
+    signal.throwIfAborted();
+    if (err instanceof InvalidDocumentError || err instanceof EmbeddingError) return ingestEach(ctx, requests, signal);
+    return docs.map((d) => failedAlone(ctx, d.id, err, signal));
   }
   return results.map(({ status: upserted, chunkCount }, i) => {
-    const id = docs[i]!.id;
-    const previous = before.get(id);
-    before.set(id, chunkCount);
     const changedChunks = upserted === "indexed" || upserted === "replaced";
     return {
-      result: { docId: id, status: STATUS[upserted], chunkCount, message: "" },
+      result: { docId: docs[i]!.id, status: STATUS[upserted], chunkCount, message: "" },
       added: changedChunks ? chunkCount : 0,
-      removed: upserted === "replaced" ? (previous ?? 0) : 0,
+      removed: upserted === "replaced" ? (before[i] ?? 0) : 0,
     };
   });
 }

@@ -16,6 +16,8 @@ import {
   OcclusionResult,
   RerankJob,
   RerankResult,
+  EmbedJob,
+  EmbedResult,
   deadLetterSubject,
   jobCancelSubject,
   jobProgressSubject,
@@ -38,6 +40,8 @@ interface MaxDeliveriesAdvisory {
 
 export class NatsEngine implements EngineJobs {
   readonly #waiters = new Map<string, (err: Error) => void>();
+  /** Stream sequence of each job this process waits for: a dead letter another process moved is still ours to answer. */
+  readonly #jobAtSeq = new Map<number, string>();
   /** Jobs given up while NATS was unreachable: cancelled and taken off the queue once it is back. */
   readonly #abandoned = new Map<string, number | undefined>();
 
@@ -83,6 +87,11 @@ export class NatsEngine implements EngineJobs {
    */
   rerank(job: RerankJob, signal: AbortSignal, lane: JobLane = "interactive"): Promise<RerankResult> {
     return this.#run("rerank", job.jobId, job.model, RerankJob.encode(job).finish(), RerankResult, () => {}, signal, lane);
+  }
+
+  /** An embed job for the embedder whose token is `job.model` (workers started with --embedder), in `lane`. */
+  embed(job: EmbedJob, signal: AbortSignal, lane: JobLane = "interactive"): Promise<EmbedResult> {
+    return this.#run("embed", job.jobId, job.model, EmbedJob.encode(job).finish(), EmbedResult, () => {}, signal, lane);
   }
 
   /** The same engine queueing its jobs in `lane`: workers take a batch job only when no interactive one waits. */
@@ -138,6 +147,7 @@ export class NatsEngine implements EngineJobs {
           signal.removeEventListener("abort", onAbort);
           lost.removeEventListener("abort", onLost);
           this.#waiters.delete(jobId);
+          if (seq !== undefined) this.#jobAtSeq.delete(seq);
           done();
         };
         const onAbort = () => {
@@ -169,6 +179,7 @@ export class NatsEngine implements EngineJobs {
           .publish(jobSubject(kind, model, lane), payload, { msgID: jobId })
           .then((ack) => {
             seq = ack.seq;
+            if (!settled) this.#jobAtSeq.set(ack.seq, jobId);
             if (settled && signal.aborted) void this.jsm.streams.deleteMessage(JOBS_STREAM, ack.seq).catch(() => {});
           })
           .catch((err: unknown) => settle(() => reject(new RemoteError(Code.UNAVAILABLE, `cannot queue ${kind} job ${jobId} on NATS JetStream: ${(err as Error).message}`))));
@@ -191,7 +202,14 @@ export class NatsEngine implements EngineJobs {
   /** A job that failed on every delivery: into the dead letters, off the work queue, its caller told. */
   async #deadLetter(advisory: MaxDeliveriesAdvisory): Promise<void> {
     const stored = await this.jsm.streams.getMessage(JOBS_STREAM, { seq: advisory.stream_seq }).catch(() => null);
-    if (stored === null) return; // another gateway moved it already
+    if (stored === null) {
+      // Another process (a gateway, the index) moved it already; if it is a job this one waits for, say so here.
+      const jobId = this.#jobAtSeq.get(advisory.stream_seq);
+      if (jobId !== undefined) {
+        this.#waiters.get(jobId)?.(new JobFailure(JobErrorCode.JOB_ERROR_CODE_INTERNAL, `job ${jobId} failed on all ${advisory.deliveries} of its deliveries; it was moved to the dead letters`));
+      }
+      return;
+    }
     const jobId = stored.header.get("Nats-Msg-Id") ?? "";
     const kind = stored.subject.split(".")[3] as JobKind;
     const reason = `failed on all ${advisory.deliveries} of its deliveries (the workers running it crashed or failed each time)`;

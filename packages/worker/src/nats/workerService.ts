@@ -16,6 +16,8 @@ import {
   OcclusionResult,
   RerankJob,
   RerankResult,
+  EmbedJob,
+  EmbedResult,
   deadLetterSubject,
   jobCancelSubject,
   jobProgressSubject,
@@ -36,6 +38,7 @@ import { runGenerationJob } from "../runGenerationJob.js";
 import { runLikelihoodJob } from "../runLikelihoodJob.js";
 import { runOcclusionJob } from "../runOcclusionJob.js";
 import { runRerankJob } from "../runRerankJob.js";
+import { runEmbedJob } from "../runEmbedJob.js";
 
 export interface WorkerOptions {
   readonly nc: NatsConnection;
@@ -44,7 +47,8 @@ export interface WorkerOptions {
   readonly modelId: string;
   /**
    * The job kinds it runs: a generator context runs occlusion, generation and likelihood jobs (the default),
-   * a re-ranker context rerank jobs. A job of another kind for its model id is refused (INVALID_ARGUMENT).
+   * a re-ranker context rerank jobs, an embedder context embed jobs. A job of another kind for its model id is
+   * refused (INVALID_ARGUMENT).
    */
   readonly kinds?: readonly JobKind[];
   readonly workerId: string;
@@ -65,11 +69,13 @@ export interface RunningWorker {
   readonly stopped: Promise<void>;
 }
 
-type Job = OcclusionJob | GenerationJob | LikelihoodJob | RerankJob;
+type Job = OcclusionJob | GenerationJob | LikelihoodJob | RerankJob | EmbedJob;
 
 /** What a generator context runs; a re-ranker context runs RERANK_KINDS. */
 export const GENERATOR_KINDS: readonly JobKind[] = ["occlusion", "generation", "likelihood"];
 export const RERANK_KINDS: readonly JobKind[] = ["rerank"];
+/** What an embedder context runs (`attr-rag worker --embedder`). */
+export const EMBED_KINDS: readonly JobKind[] = ["embed"];
 
 /** Per kind: how its job is read, run and answered. Every kind runs on the same engine as in-process. */
 const KINDS = {
@@ -97,9 +103,23 @@ const KINDS = {
       RerankResult.encode(await runRerankJob(e, job as RerankJob, signal, id)).finish(),
     failed: (base: Partial<RerankResult>) => RerankResult.encode(RerankResult.fromPartial(base)).finish(),
   },
+  embed: {
+    decode: (b: Uint8Array): Job => EmbedJob.decode(b),
+    run: async (e: EngineContext, job: Job, _onProgress: (p: JobProgress) => void, signal: AbortSignal, id: string) =>
+      EmbedResult.encode(await runEmbedJob(e, job as EmbedJob, signal, id)).finish(),
+    failed: (base: Partial<EmbedResult>) => EmbedResult.encode(EmbedResult.fromPartial(base)).finish(),
+  },
 } as const satisfies Record<JobKind, unknown>;
 
 const isJobKind = (kind: string): kind is JobKind => Object.hasOwn(KINDS, kind);
+
+const HOW_TO_SERVE: Record<JobKind, string> = {
+  occlusion: "name a generator model id",
+  generation: "name a generator model id",
+  likelihood: "name a generator model id",
+  rerank: "start a worker with --reranker for that id",
+  embed: "start a worker with --embedder for that embedder",
+};
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -150,7 +170,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     if (!served.includes(kind)) {
       publishError(job.jobId, kind, {
         code: JobErrorCode.JOB_ERROR_CODE_INVALID_ARGUMENT,
-        message: `worker ${o.workerId} serves ${served.join(", ")} jobs for ${o.modelId}, not ${kind} jobs; ${kind === "rerank" ? "start a worker with --reranker for that id" : "name a generator model id"}`,
+        message: `worker ${o.workerId} serves ${served.join(", ")} jobs for ${o.modelId}, not ${kind} jobs; ${HOW_TO_SERVE[kind]}`,
         retryable: false,
       });
       m.ack();
