@@ -338,7 +338,7 @@ function searchUnderIngestBlock(results) {
   const [{ data: d }] = results;
   const row = (label, x) => `| ${label} | ${thousands(x.searches)} | ${x.errors} | ${fixed(x.p50_ms, 1)} | ${fixed(x.p99_ms, 1)} | ${fixed(x.max_ms, 1)} |`;
   return [
-    `${d.clients} clients searching (${d.mode}, k = 30, question-like queries) through an embedded gateway over a store of ${thousands(d.seed_documents)} documents, idle and then while one`,
+    `Bursts of ${d.clients} searches at once (${d.mode}, k = 30, question-like queries) through an embedded gateway over a store of ${thousands(d.seed_documents)} documents, idle and then while one`,
     `IngestDocuments stream adds ${thousands(d.ingest.documents)} more (${thousands(d.ingest.chunks)} chunks in ${fixed(d.ingest.seconds, 1)} s, ${fixed(d.ingest.chunks_per_s, 0)} chunks/s, embedder ${d.embedder}).`,
     "",
     "| searches | count | errors | p50 ms | p99 ms | slowest ms |",
