@@ -153,3 +153,20 @@ describe("subjects", () => {
     }
   });
 });
+
+describe("embedder tokens", () => {
+  it("an embedder id becomes a subject token and consumer name of its own, stable, distinct for ids that differ only in replaced characters", () => {
+    const id = contracts.ggufEmbedderId("bge-small-en-v1.5-f16.gguf", 33_212_160);
+    expect(id).toBe("gguf:bge-small-en-v1.5-f16.gguf@33212160");
+    const token = contracts.embedderToken(id);
+    expect(token).toMatch(/^embed-gguf_bge-small-en-v1_5-f16_gguf_33212160-[0-9a-f]{8}$/);
+    expect(contracts.embedderToken(id)).toBe(token);
+    expect(contracts.isSubjectToken(token)).toBe(true);
+    expect(jobSubject("embed", token, "batch")).toBe(`attr_rag.v1.queue.embed.${token}.batch`);
+    expect(workerConsumer(token)).toMatch(/^[A-Za-z0-9_-]+$/);
+    const lookalike = contracts.embedderToken("gguf:bge-small-en-v1_5-f16.gguf@33212160");
+    expect(lookalike.slice(0, -9)).toBe(token.slice(0, -9));
+    expect(lookalike).not.toBe(token);
+    expect(() => contracts.embedderToken("")).toThrow(/cannot be empty/);
+  });
+});
