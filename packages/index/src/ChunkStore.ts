@@ -137,7 +137,7 @@ export class ChunkStore {
    * vectors to the in-memory index. Once this resolves the document is durable.
    */
   async upsertDocument(doc: DocumentInput, embed: EmbedFunction): Promise<UpsertResult> {
-    return (await this.upsertDocuments([doc], embed, "upsertDocument"))[0]!;
+    return (await this.#upsertDocuments([doc], embed, "upsertDocument"))[0]!;
   }
 
   /**
@@ -147,7 +147,11 @@ export class ChunkStore {
    * failure writes nothing); a repeated id starts another run, and a failing run leaves the runs before it
    * written.
    */
-  async upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction, what = "upsertDocuments"): Promise<UpsertResult[]> {
+  upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction): Promise<UpsertResult[]> {
+    return this.#upsertDocuments(docs, embed, "upsertDocuments");
+  }
+
+  async #upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction, what: string): Promise<UpsertResult[]> {
     this.#assertOpen(what);
     if (!Array.isArray(docs)) throw new InvalidDocumentError(`${what}: expected an array of documents`);
     docs.forEach(validateDocument);

@@ -15,7 +15,6 @@ export { closingDelta } from "./closingDelta.js";
 export { modelIdOf } from "./modelId.js";
 export { EMBED_KINDS, GENERATOR_KINDS, RERANK_KINDS, startWorker, type RunningWorker, type WorkerOptions } from "./nats/workerService.js";
 export { runRerankJob } from "./runRerankJob.js";
-export { runEmbedJob } from "./runEmbedJob.js";
 export { WorkerEmbedder, type LocalEmbedder } from "./nats/workerEmbedder.js";
 export { NatsEngine } from "./nats/natsEngine.js";
 export { listWorkerStats, someWorkerServes } from "./nats/workerStats.js";

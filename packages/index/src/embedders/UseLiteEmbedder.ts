@@ -1,8 +1,8 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import { l2Normalize } from "@attr-rag/engine";
 import { EmbeddingError } from "../errors.js";
 import type { Embedder } from "./Embedder.js";
-import { l2Normalize } from "./normalize.js";
 import { USE_LITE_WORKER_SOURCE } from "./useLiteWorkerSource.js";
 
 export const USE_LITE_ID = "use-lite@0.2.0";

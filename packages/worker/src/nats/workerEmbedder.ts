@@ -83,7 +83,8 @@ export class WorkerEmbedder implements LocalEmbedder {
           `worker ${r.workerId} answered an embed job of ${n} texts for ${this.id} (${this.dimensions} dimensions) with ${r.values.length} values of ${r.dimensions} dimensions from ${r.embedder}`,
         );
       }
-      for (let i = 0; i < n; i++) out.push(Float32Array.from(r.values.slice(i * r.dimensions, (i + 1) * r.dimensions)));
+      const values = Float32Array.from(r.values);
+      for (let i = 0; i < n; i++) out.push(values.slice(i * r.dimensions, (i + 1) * r.dimensions));
     });
     return out;
   }
