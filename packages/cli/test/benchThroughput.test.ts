@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { runCli } from "./helpers/runCli.js";
+import { join } from "node:path";
+import { REPO_ROOT, runCli } from "./helpers/runCli.js";
 
 describe("attr-rag bench throughput", () => {
   it("bench throughput - one JSON line per run: Asks/minute, decode calls per Ask, rows per call, latency, and the same answers at every concurrency", async () => {
@@ -7,7 +8,7 @@ describe("attr-rag bench throughput", () => {
     const r = await runCli(args);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(report.settings).toEqual({ asks: 3, k: 2, max_tokens: 8, threads: 1, sequences_per_ask: 9, cells_per_sequence: 2048, strategy: "speculative" });
+    expect(report.settings).toEqual({ asks: 3, k: 2, max_tokens: 8, threads: 1, sequences_per_ask: 9, cells_per_sequence: 2048, strategy: "speculative", embedder: "use-lite" });
     expect(report.runs.map((x: { concurrency: number }) => x.concurrency)).toEqual([1, 3]);
     const [one, three] = report.runs;
     for (const run of report.runs) {
@@ -34,5 +35,20 @@ describe("attr-rag bench throughput", () => {
     const badStrategy = await runCli(["bench", "throughput", "--strategy", "fast"]);
     expect(badStrategy.code).toBe(2);
     expect(badStrategy.stderr).toMatch(/--strategy must be naive, prefix-shared or speculative/);
+    const badEmbedder = await runCli(["bench", "throughput", "--embedder", "gguf:"]);
+    expect(badEmbedder.code).toBe(2);
+    expect(badEmbedder.stderr).toMatch(/--embedder must be use-lite or gguf:/);
+  }, 600_000);
+
+  it("bench throughput --embedder gguf:PATH - the demo store is built and searched with that embedder", async () => {
+    // use-lite vectors have 512 dimensions and stories260K's 64: a store built with one and searched with the
+    // other is refused, so a finished run shows both sides used the GGUF embedder.
+    const spec = `gguf:${join(REPO_ROOT, "examples/models/stories260K.gguf")}`;
+    const r = await runCli(["bench", "throughput", "--embedder", spec, "--concurrency", "1", "--asks", "1", "--k", "2", "--max-tokens", "4", "--threads", "1", "--cells-per-sequence", "2048", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.settings.embedder).toBe(spec);
+    expect(report.runs).toHaveLength(1);
+    expect(report.runs[0].decode_calls).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -62,13 +62,13 @@ export function clusterBenchSettings(o: ClusterBenchFlags) {
   };
 }
 
-/** Runs `work` on --store, or on the demo corpus ingested into a temporary store removed afterwards. */
-export async function withBenchStore<T>(store: string | undefined, label: string, work: (store: string) => Promise<T>): Promise<T> {
+/** Runs `work` on --store, or on the demo corpus ingested (with `embedder`) into a temporary store removed afterwards. */
+export async function withBenchStore<T>(store: string | undefined, label: string, work: (store: string) => Promise<T>, embedder = "use-lite"): Promise<T> {
   if (store !== undefined) return work(store);
   const tmp = mkdtempSync(join(tmpdir(), `attr-rag-${label.replace(/\s+/g, "-")}-`));
   try {
     const dir = join(tmp, "store");
-    await ingestDemoCorpus(dir, label);
+    await ingestDemoCorpus(dir, label, embedder);
     return await work(dir);
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { describeRun } from "@attr-rag/engine";
+import { EmbedderMismatchError } from "@attr-rag/index";
 import { addAskBenchOptions, benchModelPath, withBenchStore } from "../cluster/benchSetup.js";
 import { CliError } from "../cliError.js";
 import { positiveInt } from "../parseArgs.js";
@@ -8,6 +9,7 @@ import { runThroughputBench } from "../throughput/throughputBench.js";
 interface BenchThroughputFlags {
   model?: string;
   store?: string;
+  embedder: string;
   concurrency: string;
   asks: string;
   k: string;
@@ -22,6 +24,11 @@ interface BenchThroughputFlags {
 function strategyArg(s: string): "naive" | "prefix-shared" | "speculative" {
   if (s === "naive" || s === "prefix-shared" || s === "speculative") return s;
   throw new CliError(`--strategy must be naive, prefix-shared or speculative, got "${s}"`);
+}
+
+function embedderArg(s: string): string {
+  if (s === "use-lite" || /^gguf:.+/.test(s)) return s;
+  throw new CliError(`--embedder must be use-lite or gguf:/path/to/model.gguf, got "${s}"`);
 }
 
 /** `attr-rag bench throughput`: the same Asks through one embedded gateway at each concurrency. */
@@ -39,6 +46,7 @@ export function registerBenchThroughputCommand(bench: Command): void {
       ].join("\n"),
     );
   addAskBenchOptions(command)
+    .option("--embedder <spec>", "the store's embedder (embeds the questions): use-lite | gguf:/path/to/model.gguf", "use-lite")
     .option("--concurrency <list>", "Asks in flight at once, comma-separated (include 1: it is the reference)", "1,2,4,8")
     .option("--asks <n>", "Asks per concurrency", "16")
     .option("--threads <n>", "engine threads", "2")
@@ -60,9 +68,12 @@ export function registerBenchThroughputCommand(bench: Command): void {
         sequencesPerAsk: positiveInt("--sequences-per-ask", o.sequencesPerAsk),
         cellsPerSequence: positiveInt("--cells-per-sequence", o.cellsPerSequence),
         strategy: strategyArg(o.strategy),
+        embedder: embedderArg(o.embedder),
       };
       await withBenchStore(o.store, "bench throughput", async (store) => {
-        const report = await runThroughputBench({ store, modelPath, ...settings, onProgress: (line) => process.stderr.write(`bench throughput: ${line}\n`) });
+        const report = await runThroughputBench({ store, modelPath, ...settings, onProgress: (line) => process.stderr.write(`bench throughput: ${line}\n`) }).catch((err: unknown) => {
+          throw err instanceof EmbedderMismatchError ? new CliError(`--embedder: ${err.message}`, 2, { cause: err }) : err;
+        });
         const model = o.model ?? "examples/models/stories260K.gguf";
         if (o.json) {
           process.stdout.write(`${JSON.stringify({ ...report, model, run })}\n`);
@@ -80,6 +91,6 @@ export function registerBenchThroughputCommand(bench: Command): void {
         if (h !== null) {
           console.log(`concurrency ${h.concurrency} ÷ 1: decode calls per Ask ${h.decode_calls_per_ask_ratio.toFixed(2)} (goal ≤ 0.3), Asks/minute ${h.asks_per_minute_ratio.toFixed(2)}×`);
         }
-      });
+      }, settings.embedder);
     });
 }

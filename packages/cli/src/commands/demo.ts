@@ -28,8 +28,8 @@ export function demoModelPath(): string {
 }
 
 /** Builds (or refreshes) the demo store; unchanged documents are skipped, so a second run is quick. */
-export async function ingestDemoCorpus(storeDir: string, label = "demo"): Promise<void> {
-  const embedder = await startEmbedder("use-lite");
+export async function ingestDemoCorpus(storeDir: string, label = "demo", embedderSpec = "use-lite"): Promise<void> {
+  const embedder = await startEmbedder(embedderSpec);
   try {
     const store = await ChunkStore.open(storeDir, { create: true, embedder: { id: embedder.id, dimensions: embedder.dimensions }, embed: (t) => embedder.embed(t) }).catch((err: unknown) => {
       throw storeErrorToCli(err);

@@ -13,6 +13,8 @@ import { BENCH_QUESTIONS } from "../cluster/clusterBench.js";
 export interface ThroughputBenchOptions {
   readonly store: string;
   readonly modelPath: string;
+  /** The store's embedder (it embeds the questions): use-lite or gguf:PATH; default use-lite. */
+  readonly embedder?: string;
   readonly concurrency: readonly number[];
   readonly asks: number;
   readonly k: number;
@@ -55,7 +57,7 @@ export interface ThroughputRun {
 
 export interface ThroughputBenchReport {
   bench: "throughput";
-  settings: { asks: number; k: number; max_tokens: number; threads: number; sequences_per_ask: number; cells_per_sequence: number; strategy: string };
+  settings: { asks: number; k: number; max_tokens: number; threads: number; sequences_per_ask: number; cells_per_sequence: number; strategy: string; embedder: string };
   runs: ThroughputRun[];
   /** At the highest concurrency, relative to concurrency 1. */
   highest: { concurrency: number; decode_calls_per_ask_ratio: number; asks_per_minute_ratio: number } | null;
@@ -108,6 +110,7 @@ export async function runThroughputBench(o: ThroughputBenchOptions): Promise<Thr
       ...DEFAULT_CONFIG,
       store: o.store,
       model: o.modelPath,
+      embedder: o.embedder ?? DEFAULT_CONFIG.embedder,
       k: o.k,
       maxTokens: o.maxTokens,
       threads: o.threads,
@@ -168,7 +171,7 @@ export async function runThroughputBench(o: ThroughputBenchOptions): Promise<Thr
   const top = runs.reduce<ThroughputRun | undefined>((m, r) => (m === undefined || r.concurrency > m.concurrency ? r : m), undefined);
   return {
     bench: "throughput",
-    settings: { asks: o.asks, k: o.k, max_tokens: o.maxTokens, threads: o.threads, sequences_per_ask: o.sequencesPerAsk, cells_per_sequence: o.cellsPerSequence, strategy: o.strategy ?? DEFAULT_CONFIG.strategy },
+    settings: { asks: o.asks, k: o.k, max_tokens: o.maxTokens, threads: o.threads, sequences_per_ask: o.sequencesPerAsk, cells_per_sequence: o.cellsPerSequence, strategy: o.strategy ?? DEFAULT_CONFIG.strategy, embedder: o.embedder ?? DEFAULT_CONFIG.embedder },
     runs,
     highest:
       one !== undefined && top !== undefined && top.concurrency > 1
