@@ -25,6 +25,11 @@ export const BLOCKS = {
   "occlusion-screen-k2": { files: ["occlusion-bench-f16-screen-k2.json"], render: occlusionBlock },
   // The same small workload on the CPU backend and on Mesa's lavapipe (software Vulkan, every layer offloaded).
   "occlusion-lavapipe": { files: ["occlusion-stories260K-cpu-small.json", "occlusion-stories260K-lavapipe.json"], render: occlusionBlock },
+  // A real GPU (CUDA on an H200, every layer offloaded) beside the 2-core CPU runs of the same workloads.
+  "occlusion-cuda": {
+    files: ["occlusion-bench-f16.json", "occlusion-bench-f16-cuda-h200.json", "occlusion-qwen2-0.5b-q8_0.json", "occlusion-qwen2-0.5b-q8_0-cuda-h200.json"],
+    render: occlusionBlock,
+  },
   "occlusion-fidelity": {
     files: ["occlusion-stories260K.json", "occlusion-bench-f16.json", "occlusion-bench-q8_0.json", "occlusion-qwen2-0.5b-q8_0.json"],
     render: fidelityBlock,

@@ -6,5 +6,9 @@ export function describeRunRecord(file, data) {
   const r = data.run;
   if (!r?.command || !r?.machine) throw new Error(`bench/results/${file} has no run record (command, commit, machine)`);
   const commit = r.commit ? `commit ${r.commit.slice(0, 7)}${r.dirty ? " + uncommitted changes" : ""}` : "no commit recorded";
-  return `\`${r.command}\` (${commit}, ${r.date.slice(0, 10)}; ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node})`;
+  // A GPU in the record is named: "2 cores" alone would hide that the run was not on a CPU.
+  const gpus = (r.machine.devices ?? []).filter((d) => d.startsWith("gpu:") && !/llvmpipe|lavapipe|swiftshader/i.test(d)).map((d) => d.slice(4));
+  const where = `${r.machine.cpu}, ${r.machine.cores} cores${gpus.length > 0 ? `, ${gpus.join(", ")}` : ""}`;
+  // A note says what the record alone cannot (how the run was set up, where its record misleads).
+  return `\`${r.command}\` (${commit}, ${r.date.slice(0, 10)}; ${where}, Node ${r.machine.node})${r.note ? `; ${r.note}` : ""}`;
 }

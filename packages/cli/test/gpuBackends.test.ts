@@ -86,9 +86,13 @@ describe.skipIf(!vulkan && !CI)(`the Vulkan package on Mesa lavapipe${!vulkan &&
     expect(report.model.offloadDevice).toBe(device.name);
     expect(report.model.fits).toBe(true);
     expect(report.model.cellsThatFit).toBeGreaterThan(0);
+    // The backend's kernels really ran on the device, in a child process, every layer offloaded.
+    expect(report.kernels).toMatchObject({ ok: true, tokens: 4 });
+    expect(report.kernels.ms).toBeGreaterThan(0);
     // In words, too.
     const text = await runCli(["doctor", "--gpu", "vulkan", "--model", TEST_MODEL], LAVAPIPE);
     expect(text.stdout).toMatch(/--gpu-layers -1: every layer fits Vulkan0; about [\d,]+ KV cells fit beside it/);
+    expect(text.stdout).toMatch(/^kernels: ran on Vulkan0 \(4 tokens of the shipped model, every layer offloaded, [\d.]+ s\)$/m);
   });
 
   it("gpu - without GGML_VK_VISIBLE_DEVICES a software device is not taken for a GPU: --gpu vulkan fails with exit 2 saying how to allow it", async () => {

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { backendSelection, listDevices, llamaBuild, planOffload, readGgufHeader, resolveModel, type NativeDevice, type OffloadPlan } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
+import { runKernelCheck, type KernelCheck } from "../doctor/kernelCheck.js";
 import { addGpuOption, applyGpuOption, type GpuFlags } from "../gpuCli.js";
 
 interface DoctorFlags extends GpuFlags {
@@ -17,6 +18,8 @@ export interface DoctorReport {
   devices: (Pick<NativeDevice, "name" | "backend" | "description" | "type" | "memoryFree" | "memoryTotal"> & { software: boolean })[];
   llama: { release: string; libraryDir: string; addonPath: string; gpuLibraryDir: string | null };
   model?: { path: string; offloadDevice: string | null } & OffloadPlan;
+  /** A GPU backend's kernels, run on its device (absent on the CPU). */
+  kernels?: KernelCheck;
 }
 
 const gib = (bytes: number) => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`);
@@ -33,6 +36,9 @@ export function registerDoctorCommand(program: Command): void {
         "backend, every device with its memory, the llama.cpp build and the addon's path. With --model it reads the",
         "GGUF header (not the weights) and says whether --gpu-layers -1 would offload every layer to the first GPU",
         "device and how many KV cells would fit beside it (an estimate: 512 MiB are kept for compute buffers).",
+        "On a GPU backend it also generates a few tokens of the shipped model with every layer offloaded, in a child",
+        "process, since a backend whose kernels cannot run on this GPU aborts at the first decode; that failure,",
+        "with what to do about it, is exit 1.",
       ].join("\n"),
     )
     .option("--model <path|name>", "a GGUF to check against the GPU's memory")
@@ -73,6 +79,8 @@ export function registerDoctorCommand(program: Command): void {
       const plan = planOffload(header, target?.memoryFree ?? 0);
       report.model = { path, offloadDevice: target !== undefined ? target.name : null, ...plan, ...(target === undefined ? { fits: false, cellsThatFit: 0 } : {}) };
     }
+    if (selection.backend !== "cpu") report.kernels = await runKernelCheck();
+    if (report.kernels?.ok === false) process.exitCode = 1;
     if (o.json) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return;
@@ -92,6 +100,9 @@ export function registerDoctorCommand(program: Command): void {
             : `  --gpu-layers -1: does not fit ${m.offloadDevice} (${gib(m.modelBytes)} of weights, ${gib(selection.devices[0]!.memoryFree)} free); offload fewer layers`,
       );
     }
+    const k = report.kernels;
+    if (k?.ok === true) lines.push(`kernels: ran on ${selection.devices[0]?.name ?? selection.backend} (${k.tokens} tokens of the shipped model, every layer offloaded, ${((k.ms ?? 0) / 1000).toFixed(1)} s)`);
+    if (k?.ok === false) lines.push(`kernels: FAILED on ${selection.devices[0]?.name ?? selection.backend}: ${k.error}`, ...(k.hint ? [`  fix: ${k.hint}`] : []));
     process.stdout.write(`${lines.join("\n")}\n`);
   });
 }

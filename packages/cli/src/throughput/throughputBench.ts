@@ -15,6 +15,8 @@ export interface ThroughputBenchOptions {
   readonly modelPath: string;
   /** The store's embedder (it embeds the questions): use-lite or gguf:PATH; default use-lite. */
   readonly embedder?: string;
+  /** Layers offloaded to the GPU backend (default $ATTR_RAG_GPU_LAYERS, which --gpu cuda|vulkan sets to -1, else 0). */
+  readonly gpuLayers?: number;
   readonly concurrency: readonly number[];
   readonly asks: number;
   readonly k: number;
@@ -97,6 +99,11 @@ async function askAll(address: string, questions: readonly string[], c: number):
   return out;
 }
 
+function gpuLayersFromEnv(): number {
+  const v = process.env.ATTR_RAG_GPU_LAYERS?.trim();
+  return v ? Number(v) : DEFAULT_CONFIG.gpuLayers;
+}
+
 export async function runThroughputBench(o: ThroughputBenchOptions): Promise<ThroughputBenchReport> {
   const say = o.onProgress ?? (() => {});
   const questions = Array.from({ length: o.asks }, (_, i) => BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!);
@@ -111,6 +118,9 @@ export async function runThroughputBench(o: ThroughputBenchOptions): Promise<Thr
       store: o.store,
       model: o.modelPath,
       embedder: o.embedder ?? DEFAULT_CONFIG.embedder,
+      // The gateway's config pins gpuLayers (0 by default) and Model.load takes it over the environment, so the
+      // --gpu choice has to be passed on here; without it the layers stayed on the CPU.
+      gpuLayers: o.gpuLayers ?? gpuLayersFromEnv(),
       k: o.k,
       maxTokens: o.maxTokens,
       threads: o.threads,
