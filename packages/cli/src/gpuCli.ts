@@ -25,3 +25,13 @@ export function applyGpuOption(o: GpuFlags): void {
   // A GPU named outright is checked now, before any other work: it fails at once if it cannot be used.
   if (choice === "cuda" || choice === "vulkan") backendSelection();
 }
+
+/**
+ * A GPU backend was asked for by name (--gpu or ATTR_RAG_GPU cuda|vulkan, as GPU deployments set it): its
+ * kernels are worth checking before any work. `auto` is left alone (on a machine without a GPU it would load
+ * the engine for nothing); `attr-rag doctor` checks it.
+ */
+export function gpuMayBeInUse(): boolean {
+  const v = (process.env.ATTR_RAG_GPU ?? "").trim().toLowerCase();
+  return v === "cuda" || v === "vulkan";
+}

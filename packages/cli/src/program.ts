@@ -15,7 +15,8 @@ import { registerWorkerCommand } from "./commands/worker.js";
 import { registerClusterCommand } from "./commands/cluster.js";
 import { registerBatchCommand } from "./commands/batch.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
-import { addGpuOption, applyGpuOption, type GpuFlags } from "./gpuCli.js";
+import { requireGpuKernels } from "./doctor/requireGpuKernels.js";
+import { addGpuOption, applyGpuOption, gpuMayBeInUse, type GpuFlags } from "./gpuCli.js";
 
 export const VERSION = "0.1.0";
 
@@ -44,12 +45,18 @@ export function createProgram(): Command {
   registerBatchCommand(program);
   registerDoctorCommand(program);
   // --gpu on every command that runs models here; it becomes ATTR_RAG_GPU before the engine starts.
+  const modelCommands = new Set<Command>();
   for (const path of ["serve", "worker", "ask", "attribute", "demo", "bench occlusion", "bench throughput", "bench attribution"]) {
     let command: Command | undefined = program;
     for (const name of path.split(" ")) command = command?.commands.find((c) => c.name() === name);
     if (command === undefined) throw new Error(`no command ${path} to add --gpu to`);
     addGpuOption(command);
+    modelCommands.add(command);
   }
-  program.hook("preAction", (_program, action) => applyGpuOption(action.opts() as GpuFlags));
+  program.hook("preAction", async (_program, action) => {
+    applyGpuOption(action.opts() as GpuFlags);
+    // Only where a GPU was asked for or found: a CPU-only run never loads the engine here.
+    if (modelCommands.has(action) && gpuMayBeInUse()) await requireGpuKernels();
+  });
   return program;
 }

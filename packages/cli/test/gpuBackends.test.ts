@@ -111,5 +111,7 @@ describe.skipIf(!vulkan && !CI)(`the Vulkan package on Mesa lavapipe${!vulkan &&
     expect(report.run.backend).toMatchObject({ name: "vulkan", gpu_layers: -1, label: "software Vulkan, not a GPU" });
     expect(report.run.backend.devices[0]).toMatch(/llvmpipe/);
     expect(report.strategies["prefix-shared"].first_divergences.every((d: { naive_margin: number }) => d.naive_margin <= 0.1)).toBe(true);
+    // --gpu named: the backend's kernels were run once, in a child process, before the bench.
+    expect(r.stderr).toMatch(/^attr-rag: vulkan kernels ran on Vulkan0 \(4 tokens of the shipped model in [\d.]+ s\)$/m);
   });
 });

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { kernelFailure, runKernelCheck } from "../src/doctor/kernelCheck.js";
+import { requireGpuKernels } from "../src/doctor/requireGpuKernels.js";
 
 const ABORTING = fileURLToPath(new URL("./fixtures/abortingKernelCheck.mjs", import.meta.url));
 
@@ -25,5 +26,19 @@ describe("doctor's kernel check", () => {
   it("kernels - a child that exits 0 without a result line is a failure, not a pass", async () => {
     const check = await runKernelCheck({ script: fileURLToPath(new URL("./fixtures/silentKernelCheck.mjs", import.meta.url)) });
     expect(check).toEqual({ ok: false, error: "the check printed no result: " });
+  });
+
+  it("kernels - a command on a GPU backend stops before any work when the kernels fail, with the error and the fix (exit 2)", async () => {
+    const gpu = { backend: "cuda" as const, devices: [{ name: "CUDA0" }] as never };
+    const lines: string[] = [];
+    const failing = () => runKernelCheck({ script: ABORTING });
+    const err = await requireGpuKernels((l) => lines.push(l), failing, gpu).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "CliError", exitCode: 2 });
+    expect((err as Error).message).toMatch(/^the cuda backend's kernels do not run on CUDA0: CUDA error: the provided PTX was compiled with an unsupported toolchain\..*build-ggml-cuda\.sh.*; or use --gpu cpu$/);
+    await requireGpuKernels((l) => lines.push(l), async () => ({ ok: true, tokens: 4, ms: 1234 }), gpu);
+    expect(lines).toEqual(["attr-rag: cuda kernels ran on CUDA0 (4 tokens of the shipped model in 1.2 s)\n"]);
+    // The CPU backend runs no check at all.
+    await requireGpuKernels((l) => lines.push(l), () => Promise.reject(new Error("must not run")), { backend: "cpu", devices: [] });
+    expect(lines).toHaveLength(1);
   });
 });
