@@ -8,6 +8,7 @@ import { validateDocument } from "./ingest/validateDocument.js";
 import { Bm25Search } from "./search/bm25Search.js";
 import { ChunkTermCounts } from "./sqlite/chunkTermCounts.js";
 import { Bm25TopK, type Bm25TopKTrace } from "./search/bm25TopK.js";
+import { TermPostingsWriter } from "./sqlite/termPostings.js";
 import { Bm25Pool, type Bm25PoolRequest } from "./search/bm25Pool.js";
 import { DenseSearch } from "./search/denseSearch.js";
 import { fuseHits, hybridCandidates } from "./search/fuseHits.js";
@@ -63,6 +64,7 @@ export class ChunkStore {
   readonly #rows: DocumentRows;
   readonly #bm25: Bm25Search;
   readonly #bm25TopK: Bm25TopK;
+  readonly #postings: TermPostingsWriter;
   #pool: Bm25Pool | undefined;
   readonly #dense: DenseSearch;
   readonly #embedBatchSize: number;
@@ -83,7 +85,8 @@ export class ChunkStore {
     this.#schemaVersion = schemaVersion;
     this.#rows = new DocumentRows(db);
     this.#bm25 = new Bm25Search(db);
-    this.#bm25TopK = new Bm25TopK(db, this.#bm25);
+    this.#bm25TopK = new Bm25TopK(db, this.#bm25, { ownScan: options.bm25OwnScan });
+    this.#postings = new TermPostingsWriter(db, options.postingsBatch);
     this.#dense = new DenseSearch(db);
     this.#embedBatchSize = options.embedBatchSize ?? DEFAULT_EMBED_BATCH_SIZE;
     this.#vectors = new ChunkVectors(db, files, new VectorState(db), vectorConfig(config), loaded, {
@@ -108,6 +111,7 @@ export class ChunkStore {
       db = openDatabase(files.sqlite, files.dir);
       const schemaVersion = migrate(db, files.dir);
       new ChunkTermCounts(db).backfill((done, total) => options.onProgress?.(`recording the token counts of older chunks for BM25: ${done}/${total}`));
+      new TermPostingsWriter(db, options.postingsBatch).flush({ progress: (done, total) => options.onProgress?.(`writing BM25 postings of older chunks: ${done}/${total}`) });
       const config = loadOrInitConfig(db, options, files.dir);
       const loaded = loadVectorFile(db, files, vectorConfig(config));
       const store = new ChunkStore(files, lock, db, config, loaded.index, schemaVersion, options);
@@ -206,7 +210,21 @@ export class ChunkStore {
       throw new StoreError(`documents ${docs.map((d) => JSON.stringify(d.id)).join(", ")} kept changing while they were written (another writer); nothing was stored — try again`);
     }
     if (outcome.added.length > 0 || outcome.removed.length > 0) this.#vectors.apply(outcome.removed, outcome.added, outcome.vectors);
+    if (outcome.added.length > 0) this.#flushPostings();
     return outcome.results;
+  }
+
+  /**
+   * Writes the BM25 postings batches now due. After the chunks' own commit, so a failure here loses nothing
+   * (the postings are derived, and searches score unbatched chunks from their token counts): it is tried
+   * again after the next write and at open.
+   */
+  #flushPostings(): void {
+    try {
+      this.#postings.flush();
+    } catch {
+      // Retried later; see above.
+    }
   }
 
   /** Same content hash: keep the chunks; rewrite the document row only if its metadata changed. */

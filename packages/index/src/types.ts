@@ -40,6 +40,16 @@ export interface OpenStoreOptions {
   /** Texts per embed call during ingestion and repair. Default 64. */
   readonly embedBatchSize?: number;
   /**
+   * Chunks per batch of BM25 postings (term_postings), written once that many have committed; searches score
+   * the chunks of an unfinished batch from their token counts. Default 8192; small values are for tests.
+   */
+  readonly postingsBatch?: number;
+  /**
+   * Unfiltered BM25 queries whose less common words have at most this many postings score them all instead of
+   * pruning (default 150,000); tests set 0 to take the pruning path on small corpora.
+   */
+  readonly bm25OwnScan?: number;
+  /**
    * Told about long work at open: recording the token counts of a store made before they were kept (once per
    * store; about a minute per 100,000 chunks on two cores).
    */

@@ -33,7 +33,8 @@ function compare(store: ChunkStore, query: string, options: SearchOptions): { bo
 describe("bm25 top-k (synthetic Zipf corpus)", () => {
   let t: Awaited<ReturnType<typeof tempStore>>;
   beforeAll(async () => {
-    t = await tempStore({ chunker: { maxChars: 400, overlapChars: 0 } });
+    // Postings in batches of 64 chunks: most of them scored from term_postings, the last few from the tail.
+    t = await tempStore({ chunker: { maxChars: 400, overlapChars: 0 }, postingsBatch: 64 });
     const rand = rng(7);
     for (let d = 0; d < 300; d++) {
       const text = Array.from({ length: 3 }, () => syntheticText(rand, 40 + Math.floor(rand() * 60))).join("\n\n");
@@ -42,6 +43,21 @@ describe("bm25 top-k (synthetic Zipf corpus)", () => {
   });
   afterAll(async () => {
     await t?.[Symbol.asyncDispose]();
+  });
+
+  it("bm25 top-k - the pruning path over term_postings (probe, bounds, completion) ranks exactly as FTS5 too", async () => {
+    // A second handle on the same file is refused (the store's lock), so the same documents go into a store
+    // that never scores outright: every unfiltered query above SMALL_POSTINGS takes the probe and the bounds.
+    await using pruned = await tempStore({ chunker: { maxChars: 400, overlapChars: 0 }, postingsBatch: 64, bm25OwnScan: 0 });
+    const rand = rng(7);
+    for (let d = 0; d < 300; d++) {
+      const text = Array.from({ length: 3 }, () => syntheticText(rand, 40 + Math.floor(rand() * 60))).join("\n\n");
+      await pruned.store.upsertDocument({ id: `z${d}`, title: `Z ${d}`, text, source: `s${d % 3}` }, fakeEmbed);
+    }
+    for (let d = 0; d < 10; d++) pruned.store.deleteDocument(`z${d * 7}`);
+    let bounded = 0;
+    for (const q of queries(rng(41), 60)) for (const k of [1, 30]) if (compare(pruned.store, q, { k }).bounded > 0) bounded++;
+    expect(bounded).toBeGreaterThanOrEqual(5);
   });
 
   it("bm25 top-k - 300 queries at k 1, 10 and 30 rank exactly as FTS5's exhaustive bm25 (ids, order, scores ≤ 1e-9), many with common words bounded", () => {
@@ -76,7 +92,9 @@ describe("bm25 top-k (synthetic Zipf corpus)", () => {
     const rand = rng(17);
     for (let d = 0; d < 20; d++) await t.store.upsertDocument({ id: `z${d}`, title: "replaced", text: syntheticText(rand, 120) }, fakeEmbed);
     for (let d = 20; d < 30; d++) t.store.deleteDocument(`z${d}`);
+    // The deleted and replaced chunks are still in their postings batches: they must never come back.
     for (const q of queries(rand, 20)) compare(t.store, q, { k: 10 });
+    for (const q of ["the of and", "what is the"]) compare(t.store, q, { k: 30 });
     await t.store.close();
     expect(storeViolations(t.dir)).toEqual([]);
   });
@@ -91,12 +109,20 @@ describe("bm25 top-k on a store from before schema v2", () => {
     await t.store.close();
     // Back to v1 as an older build left it: no term tables, user_version 1.
     const db = new Database(join(dir, "store.sqlite"));
-    db.exec("DROP TRIGGER chunks_after_delete_term_counts; DROP TABLE chunk_term_counts; DROP TABLE chunks_fts_terms; DELETE FROM meta WHERE key = 'chunk_term_counts_complete'; PRAGMA user_version = 1;");
+    db.exec(
+      "DROP TRIGGER chunks_after_delete_term_counts; DROP TABLE chunk_term_counts; DROP TABLE chunks_fts_terms; DROP TABLE term_postings; DROP TABLE term_postings_upto; DROP TRIGGER chunks_after_delete_postings; DROP TABLE term_postings_dead; DELETE FROM meta WHERE key = 'chunk_term_counts_complete'; PRAGMA user_version = 1;",
+    );
     db.close();
     const lines: string[] = [];
-    const store = await ChunkStore.open(dir, { ...testStoreOptions({ chunker: { maxChars: 400, overlapChars: 0 } }), create: false, onProgress: (l) => lines.push(l) });
+    const store = await ChunkStore.open(dir, { ...testStoreOptions({ chunker: { maxChars: 400, overlapChars: 0 } }), create: false, onProgress: (l) => lines.push(l), postingsBatch: 50 });
     try {
-      expect(lines.at(-1)).toMatch(/recording the token counts of older chunks for BM25: (\d+)\/\1$/);
+      expect(lines.some((l) => /recording the token counts of older chunks for BM25: (\d+)\/\1$/.test(l))).toBe(true);
+      // Then its postings, in whole batches of 50 (the rest is scored from the token counts until a batch fills).
+      const written = lines.filter((l) => l.startsWith("writing BM25 postings of older chunks: ")).at(-1);
+      expect(written).toMatch(/: (\d+)\/(\d+)$/);
+      const [, done, total] = /: (\d+)\/(\d+)$/.exec(written!)!.map(Number);
+      expect(done! % 50).toBe(0);
+      expect(total! - done!).toBeLessThan(50);
       for (const q of queries(rand, 30)) compare(store, q, { k: 10 });
     } finally {
       await store.close();
@@ -111,13 +137,15 @@ const SETS = ["chemlitqa-train", "chemex-like-train"].filter((s) => existsSync(j
 describe.skipIf(SETS.length === 0)(`bm25 top-k on the public data sets${SETS.length === 0 ? " (skipped: ../shared/data is not beside this checkout)" : ""}`, () => {
   for (const set of SETS) {
     it(`bm25 top-k - every question of ${set} at k 30: FTS5's exhaustive ranking exactly`, async () => {
-      await using t = await tempStore({ chunker: undefined });
+      // Batches of 256 chunks: the sets' chunks are mostly scored from term_postings.
+      await using t = await tempStore({ chunker: undefined, postingsBatch: 256 });
       const docs = readFileSync(join(DATA, set, "corpus.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id: string; title: string; text: string; source: string });
       for (const doc of docs) await t.store.upsertDocument({ id: doc.id, title: doc.title, text: doc.text, source: doc.source }, fakeEmbed);
       const questions = readFileSync(join(DATA, set, "questions.jsonl"), "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { question: string }).question);
       let bounded = 0;
       for (const q of questions) if (compare(t.store, q, { k: 30 }).bounded > 0) bounded++;
       expect(bounded).toBeGreaterThan(0);
+      expect(storeViolations(t.dir)).toEqual([]);
     });
   }
 });

@@ -214,7 +214,7 @@ describe("open", () => {
     const dir = await buildStore(tmp.path, 1);
     const db = new Database(join(dir, "store.sqlite"), { readonly: true });
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(2);
+      expect(db.pragma("user_version", { simple: true })).toBe(3);
       expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
       const names = (db.prepare("SELECT name FROM sqlite_schema WHERE type IN ('table','trigger')").all() as { name: string }[]).map((r) => r.name);
       expect(names).toEqual(expect.arrayContaining(["meta", "documents", "chunks", "chunks_fts", "vector_state", "chunks_after_insert", "chunks_after_delete", "chunks_fts_terms", "chunk_term_counts", "chunks_after_delete_term_counts"]));
@@ -231,6 +231,6 @@ describe("open", () => {
     rw.pragma("user_version = 99");
     rw.close();
     await expect(ChunkStore.open(dir)).rejects.toThrow(StoreError);
-    await expect(ChunkStore.open(dir)).rejects.toThrow(/schema version 99, newer than this build understands \(2\)/);
+    await expect(ChunkStore.open(dir)).rejects.toThrow(/schema version 99, newer than this build understands \(3\)/);
   });
 });

@@ -201,7 +201,7 @@ describe("search", () => {
       chunker: CHUNKER,
       missingVectors: 0,
       unsavedVectorChanges: false,
-      schemaVersion: 2,
+      schemaVersion: 3,
     });
     expect(stats.vectors).toBe(stats.chunks);
     expect(stats.files.sqlite).toBeGreaterThan(0);

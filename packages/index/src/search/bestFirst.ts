@@ -3,7 +3,7 @@
  * { rowid, partial = −rank }, produced lazily from a binary heap: the caller usually stops after a few hundred
  * rows, so heapifying (linear) and popping those beats sorting them all, in SQLite or here.
  */
-export function* bestFirst(rows: readonly (readonly [number, number])[]): Generator<{ rowid: number; partial: number }> {
+export function bestFirst(rows: readonly (readonly [number, number])[]): Generator<{ rowid: number; partial: number }> {
   const n = rows.length;
   const rank = new Float64Array(n);
   const rowid = new Float64Array(n);
@@ -11,6 +11,12 @@ export function* bestFirst(rows: readonly (readonly [number, number])[]): Genera
     rowid[i] = rows[i]![0];
     rank[i] = rows[i]![1];
   }
+  return bestFirstOf(rowid, rank);
+}
+
+/** The same over parallel arrays (rank = −score), as a caller that scored the rows itself has them. */
+export function* bestFirstOf(rowid: Float64Array, rank: Float64Array): Generator<{ rowid: number; partial: number }> {
+  const n = rowid.length;
   const before = (a: number, b: number) => rank[a]! < rank[b]! || (rank[a] === rank[b] && rowid[a]! < rowid[b]!);
   const heap = new Uint32Array(n);
   for (let i = 0; i < n; i++) heap[i] = i;

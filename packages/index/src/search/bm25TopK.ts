@@ -1,12 +1,13 @@
 import type { Db } from "../sqlite/openDatabase.js";
 import type { SearchFilters, SearchHit } from "../types.js";
-import { bestFirst } from "./bestFirst.js";
+import { bestFirstOf } from "./bestFirst.js";
 import { Bm25Search } from "./bm25Search.js";
 import { BM25_K1, bm25Idf, bm25TermPart, Bm25Stats, readVarint } from "./bm25Stats.js";
 import { FILTER_SQL, filterParams } from "./filterSql.js";
 import { ftsPhrases, phrasesMatch } from "./ftsQuery.js";
 import { Fts5Tokens } from "./fts5Tokens.js";
 import { ChunkTermCounts } from "../sqlite/chunkTermCounts.js";
+import { TermPostingsReader } from "../sqlite/termPostings.js";
 
 /** A phrase of the query: its one token, how many rows hold it, its IDF and the most it can add to a score. */
 interface Phrase {
@@ -25,8 +26,10 @@ interface Candidate {
   score: number;
 }
 
-/** Up to this many postings over all the query's phrases, FTS5 ranks them all itself (it is cheaper then). */
+/** Up to this many postings over all the query's phrases, every match is scored, nothing pruned. */
 const SMALL_POSTINGS = 5_000;
+/** Up to this many postings of its less common words, an unfiltered query scores them all (see #search). */
+const OWN_SCAN = 150_000;
 
 /** What each pass reported, for tests and benchmarks. */
 export interface Bm25TopKTrace {
@@ -36,7 +39,10 @@ export interface Bm25TopKTrace {
   boundedPhrases: number;
   /** Rows whose score was completed from their recorded token counts. */
   candidates: number;
-  /** True when FTS5 ranked every match itself: few postings in all, or a phrase of more than one token. */
+  /**
+   * True when every match was scored, nothing pruned: few postings in all (from term_postings, or by FTS5 with
+   * filters), a phrase of more than one token (FTS5), or bounds that never held.
+   */
   exhaustive: boolean;
   /** Postings of the phrases FTS5 scored in the last pass (every one of them is scored), and of all phrases. */
   postings: { scored: number; all: number };
@@ -62,15 +68,22 @@ export class Bm25TopK {
   readonly #tokens: Fts5Tokens;
   readonly #exhaustive: Bm25Search;
   readonly #partial;
-  readonly #partialRows;
   readonly #row;
   readonly #docsize;
   readonly #counts: ChunkTermCounts;
+  readonly #postings: TermPostingsReader;
+  /** Per-row score accumulator and touched flags for scoring postings here, grown to the largest rowid seen. */
+  #acc = new Float64Array(0);
+  #seen = new Uint8Array(0);
   readonly #read: (run: () => SearchHit[]) => SearchHit[];
   /** The last search's trace. */
   lastTrace: Bm25TopKTrace = { passes: 0, boundedPhrases: 0, candidates: 0, exhaustive: false, postings: { scored: 0, all: 0 } };
 
-  constructor(db: Db, exhaustive: Bm25Search) {
+  /** See OWN_SCAN; tests lower it to take the pruning path on small corpora. */
+  readonly #ownScan: number;
+
+  constructor(db: Db, exhaustive: Bm25Search, options: { ownScan?: number } = {}) {
+    this.#ownScan = options.ownScan ?? OWN_SCAN;
     this.#stats = new Bm25Stats(db);
     this.#tokens = new Fts5Tokens(db);
     this.#exhaustive = exhaustive;
@@ -80,10 +93,9 @@ export class Bm25TopK {
       FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
       WHERE chunks_fts MATCH @match AND ${FILTER_SQL}
       ORDER BY chunks_fts.rank, c.rowid`);
-    // Without filters no join is needed, and the rows are put in order here: SQLite would sort them all.
-    this.#partialRows = db.prepare<[string], [number, number]>("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?").raw();
     this.#row = db.prepare<[number], Omit<SearchHit, "score">>(`SELECT id AS chunkId, doc_id AS docId, ordinal, start, "end", text FROM chunks WHERE rowid = ?`);
     this.#counts = new ChunkTermCounts(db);
+    this.#postings = new TermPostingsReader(db);
     this.#docsize = db.prepare<[number], { sz: Buffer }>("SELECT sz FROM chunks_fts_docsize WHERE id = ?");
     // One read transaction: the counts, the FTS5 ranking and the rows all come from one snapshot of the store.
     this.#read = db.transaction((run: () => SearchHit[]) => run());
@@ -106,6 +118,7 @@ export class Bm25TopK {
   #search(words: readonly { text: string; token: string }[], k: number, filters: SearchFilters): SearchHit[] {
     const { rows, tokens } = this.#stats.totals();
     if (rows === 0) return [];
+    this.#postings.refresh();
     const avgdl = tokens / rows;
     const phrases: Phrase[] = words.map(({ text, token }) => {
       const { id, df } = this.#stats.term(token);
@@ -113,22 +126,29 @@ export class Bm25TopK {
       return { text, token, id, df, idf, bound: idf * (BM25_K1 + 1) };
     });
     const all = phrases.reduce((n, p) => n + p.df, 0);
-    // Few postings in all: FTS5's own ranking touches no more than pruning would, and costs less.
+    const params = filterParams(filters);
+    // Few postings in all: every match scored, as FTS5 ranks them, with nothing to prune. Without filters from
+    // term_postings here; with them by FTS5, joined to the filtered chunks.
     if (all <= SMALL_POSTINGS) {
       this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true, postings: { scored: all, all } };
+      if (params.docIds === null && params.sources === null) return this.#scoredTopK(phrases, k, avgdl, params);
       // The phrases joined by spaces give toFtsMatch the same phrases back.
       return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
     }
     // Bounded phrases are taken from the low-bound end; the FTS5 side always keeps at least one phrase.
     const byBound = phrases.map((p, i) => ({ p, i })).sort((a, b) => a.p.bound - b.p.bound || a.i - b.i);
     const boundOf = (n: number) => byBound.slice(0, n).reduce((sum, x) => sum + x.p.bound, 0);
-    const params = filterParams(filters);
     // A probe first: FTS5 ranks the rows of the rarest phrases only (short postings), and the best k of them
     // get their exact scores. θ is at least the k-th of those (L). Phrases are bounded while their bounds add
     // up to less than half of L: a row holding none of the rest then cannot reach the top k, and the rows that
     // need completing are those whose partial score is within the bound of θ, a short stretch of the ranking.
     // Phrases FTS5 gives an IDF of 1e-6 (in more than half the rows: "the", "of") are bounded whatever L is.
-    const floorOfProbe = this.#probe(byBound, k, params, avgdl);
+    // Without filters the postings are scored here, at tens of nanoseconds each: up to OWN_SCAN postings of
+    // the words that are not in most rows are cheaper to score outright than to prune (the rows completed
+    // near θ cost microseconds each), so only the IDF-1e-6 words are bounded and no probe is needed.
+    const unfiltered = params.docIds === null && params.sources === null;
+    const scan = phrases.reduce((n, p) => n + (p.idf <= 1e-6 ? 0 : p.df), 0);
+    const floorOfProbe = unfiltered && scan <= this.#ownScan ? -Infinity : this.#probe(byBound, k, params, avgdl);
     let bounded = 0;
     while (bounded < phrases.length - 1 && (byBound[bounded]!.p.idf <= 1e-6 || boundOf(bounded + 1) < floorOfProbe / 2)) bounded++;
     let completed = k;
@@ -141,8 +161,9 @@ export class Bm25TopK {
       // until a row's partial score plus the bound falls below the k-th best exact score so far.
       const top: Candidate[] = [];
       let theta = -Infinity;
-      for (const r of this.#ranked(phrasesMatch(rare.map((x) => x.p.text)), params)) {
+      for (const r of this.#ranked(rare.map((x) => x.p), params, avgdl)) {
         if (top.length >= k && r.partial + commonBound < theta) break;
+        if (!this.#live(r.rowid, params)) continue;
         const c: Candidate = { rowid: r.rowid, partial: r.partial, score: r.partial };
         if (common.length > 0) this.#complete([c], common, avgdl);
         completed++;
@@ -160,15 +181,75 @@ export class Bm25TopK {
       // None bounded is FTS5's own ranking of every match: asked of FTS5 directly, it costs no probe or pass.
       if (bounded === 0) {
         this.lastTrace = { passes: passes + 1, boundedPhrases: 0, candidates: completed, exhaustive: true, postings: { scored: all, all } };
+        if (params.docIds === null && params.sources === null) return this.#scoredTopK(phrases, k, avgdl, params);
         return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
       }
     }
   }
 
-  /** The rows FTS5 matches, best partial score first (ties by rowid), as `ORDER BY rank, rowid` gives them. */
-  #ranked(match: string, params: ReturnType<typeof filterParams>): Iterable<{ rowid: number; partial: number }> {
-    if (params.docIds === null && params.sources === null) return bestFirst(this.#partialRows.all(match));
-    return this.#partial.iterate({ match, ...params });
+  /**
+   * The rows holding any of `phrases`, best partial score first (ties by rowid), as FTS5's `ORDER BY rank,
+   * rowid` gives them. Without filters the postings are scored here, from term_postings: the same sum in the
+   * same phrase order as FTS5's bm25(), at a fraction of its cost per posting. They may name chunks deleted
+   * since (see #live). With filters FTS5 ranks them, joined to the filtered chunks.
+   */
+  #ranked(phrases: readonly Phrase[], params: ReturnType<typeof filterParams>, avgdl: number): Iterable<{ rowid: number; partial: number }> {
+    if (params.docIds === null && params.sources === null) return this.#scored(phrases, avgdl);
+    return this.#partial.iterate({ match: phrasesMatch(phrases.map((p) => p.text)), ...params });
+  }
+
+  #scored(phrases: readonly Phrase[], avgdl: number): Iterable<{ rowid: number; partial: number }> {
+    const touched: number[] = [];
+    for (const p of phrases) {
+      const idf = p.idf;
+      this.#postings.forEach(p.id, (rowid, tf, length) => {
+        if (rowid >= this.#acc.length) this.#grow(rowid);
+        const acc = this.#acc;
+        if (this.#seen[rowid] === 0) {
+          this.#seen[rowid] = 1;
+          acc[rowid] = 0;
+          touched.push(rowid);
+        }
+        acc[rowid] = acc[rowid]! + idf * bm25TermPart(tf, length, avgdl);
+      });
+    }
+    const n = touched.length;
+    const rowids = new Float64Array(n);
+    const ranks = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = touched[i]!;
+      rowids[i] = r;
+      // FTS5's rank is −score; 0 − x is exactly −x.
+      ranks[i] = -this.#acc[r]!;
+      this.#seen[r] = 0;
+    }
+    return bestFirstOf(rowids, ranks);
+  }
+
+  /** Every match scored from term_postings, nothing pruned: the best k live rows. */
+  #scoredTopK(phrases: readonly Phrase[], k: number, avgdl: number, params: ReturnType<typeof filterParams>): SearchHit[] {
+    const top: { rowid: number; partial: number }[] = [];
+    for (const r of this.#scored(phrases, avgdl)) {
+      if (top.length === k) break;
+      if (this.#live(r.rowid, params)) top.push(r);
+    }
+    return top.map((r) => ({ ...this.#row.get(r.rowid)!, score: r.partial }));
+  }
+
+  #grow(rowid: number): void {
+    const size = Math.max(rowid + 1, Math.ceil(this.#acc.length * 1.5), 1024);
+    const acc = new Float64Array(size);
+    acc.set(this.#acc);
+    const seen = new Uint8Array(size);
+    seen.set(this.#seen);
+    this.#acc = acc;
+    this.#seen = seen;
+  }
+
+  /** Postings scored here can name chunks deleted after their batch was written: those are not results. */
+  #live(rowid: number, params: ReturnType<typeof filterParams>): boolean {
+    if (params.docIds !== null || params.sources !== null) return true;
+    return !this.#postings.deleted(rowid);
   }
 
   /**
@@ -186,7 +267,8 @@ export class Bm25TopK {
     const inProbe = new Set(rarest.map((x) => x.i));
     const rest = byBound.filter((x) => !inProbe.has(x.i)).map((x) => x.p);
     const ranked: { rowid: number; partial: number }[] = [];
-    for (const r of this.#ranked(phrasesMatch(rarest.sort((a, b) => a.i - b.i).map((x) => x.p.text)), params)) {
+    for (const r of this.#ranked(rarest.sort((a, b) => a.i - b.i).map((x) => x.p), params, avgdl)) {
+      if (!this.#live(r.rowid, params)) continue;
       ranked.push(r);
       if (ranked.length === k) break;
     }

@@ -9,7 +9,7 @@ const COMPLETE_KEY = "chunk_term_counts_complete";
 const ID_CACHE = 200_000;
 
 /** Unsigned LEB128: 7 bits per byte, low bits first. */
-function pushVarint(out: number[], value: number): void {
+export function pushVarint(out: number[], value: number): void {
   let v = value;
   while (v >= 0x80) {
     out.push((v & 0x7f) | 0x80);

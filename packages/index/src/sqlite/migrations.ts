@@ -94,6 +94,30 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM chunk_term_counts WHERE chunk = old.rowid;
   END;
   `,
+  // v3: an inverted index of the same tokens (TermPostings), written in batches of chunks after they commit:
+  // per term and batch one row of (chunk, count, chunk's token count). Derived from chunk_term_counts and
+  // chunks_fts_docsize; `upto` is the last chunk a batch covered (0: none yet, filled in at open).
+  `
+  CREATE TABLE term_postings (
+    term       INTEGER NOT NULL,
+    last_chunk INTEGER NOT NULL,
+    postings   BLOB NOT NULL,
+    PRIMARY KEY (term, last_chunk)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE term_postings_upto (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    upto INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO term_postings_upto (id, upto) VALUES (1, 0);
+  -- Chunks deleted (their postings stay where they are written; readers skip these), in the order deleted.
+  CREATE TABLE term_postings_dead (
+    seq   INTEGER PRIMARY KEY,
+    chunk INTEGER NOT NULL
+  ) STRICT;
+  CREATE TRIGGER chunks_after_delete_postings AFTER DELETE ON chunks BEGIN
+    INSERT INTO term_postings_dead (chunk) VALUES (old.rowid);
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -10,7 +10,7 @@ export const DEFAULT_EMBED_BATCH_SIZE = 64;
 
 /** Rejects malformed options before the directory is touched. */
 export function validateOpenOptions(options: OpenStoreOptions): void {
-  const { embedder, embed, chunker, quantization, saveEvery, embedBatchSize } = options;
+  const { embedder, embed, chunker, quantization, saveEvery, embedBatchSize, postingsBatch, bm25OwnScan } = options;
   if (embedder !== undefined) {
     if (typeof embedder.id !== "string" || embedder.id.trim().length === 0) {
       throw new StoreError("ChunkStore.open: embedder.id must be a non-empty string naming the embedding model");
@@ -24,7 +24,10 @@ export function validateOpenOptions(options: OpenStoreOptions): void {
   if (quantization !== undefined && quantization !== "f32" && quantization !== "f16") {
     throw new StoreError(`ChunkStore.open: quantization must be "f32" or "f16", got ${JSON.stringify(quantization)}`);
   }
-  for (const [name, value] of [["saveEvery", saveEvery], ["embedBatchSize", embedBatchSize]] as const) {
+  if (bm25OwnScan !== undefined && (!Number.isInteger(bm25OwnScan) || bm25OwnScan < 0)) {
+    throw new StoreError(`ChunkStore.open: bm25OwnScan must be a non-negative integer, got ${String(bm25OwnScan)}`);
+  }
+  for (const [name, value] of [["saveEvery", saveEvery], ["embedBatchSize", embedBatchSize], ["postingsBatch", postingsBatch]] as const) {
     if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
       throw new StoreError(`ChunkStore.open: ${name} must be a positive integer, got ${String(value)}`);
     }

@@ -1,5 +1,8 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { decodeTermCounts } from "../../src/sqlite/chunkTermCounts.js";
+import { forEachPosting } from "../../src/sqlite/termPostings.js";
+import { readVarint } from "../../src/search/bm25Stats.js";
 
 /**
  * Reads a store's SQLite file directly (the store should be closed) and lists every broken invariant:
@@ -37,6 +40,7 @@ export function storeViolations(storeDir: string): string[] {
     if (dfDrift.n > 0) out.push(`${dfDrift.n} terms whose chunks_fts_terms.df differs from FTS5's document frequency`);
     const countsDrift = db.prepare("SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunk_term_counts WHERE chunk IN (SELECT rowid FROM chunks)) AS missing, (SELECT count(*) FROM chunk_term_counts WHERE chunk NOT IN (SELECT rowid FROM chunks)) AS orphans").get() as { missing: number; orphans: number };
     if (countsDrift.missing > 0 || countsDrift.orphans > 0) out.push(`chunk_term_counts: ${countsDrift.missing} chunks without counts, ${countsDrift.orphans} counts without a chunk`);
+    out.push(...postingsViolations(db));
     try {
       db.exec("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')");
     } catch (err) {
@@ -62,4 +66,33 @@ export function rowCounts(storeDir: string): { documents: number; chunks: number
   } finally {
     db.close();
   }
+}
+
+/**
+ * term_postings must hold, for every live chunk up to its `upto`, each of the chunk's terms with its count and
+ * the chunk's FTS5 token count, once; the chunks past `upto` none (they are the readers' tail).
+ */
+function postingsViolations(db: Database.Database): string[] {
+  const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'term_postings'").get();
+  if (hasTable === undefined) return [];
+  const upto = (db.prepare("SELECT upto FROM term_postings_upto WHERE id = 1").get() as { upto: number }).upto;
+  const seen = new Map<string, number>();
+  const out: string[] = [];
+  for (const row of db.prepare("SELECT term, last_chunk, postings FROM term_postings").all() as { term: number; last_chunk: number; postings: Buffer }[]) {
+    forEachPosting(row.postings, (rowid, tf, length) => {
+      if (rowid > upto) out.push(`term_postings: chunk ${rowid} is past upto ${upto}`);
+      if (rowid > row.last_chunk) out.push(`term_postings: chunk ${rowid} in a batch ending at ${row.last_chunk}`);
+      const key = `${row.term}:${rowid}`;
+      if (seen.has(key)) out.push(`term_postings: term ${row.term} lists chunk ${rowid} twice`);
+      seen.set(key, tf * 1e6 + length);
+    });
+  }
+  const live = db.prepare("SELECT c.chunk, c.counts, d.sz FROM chunk_term_counts c JOIN chunks_fts_docsize d ON d.id = c.chunk WHERE c.chunk <= ?").all(upto) as { chunk: number; counts: Buffer; sz: Buffer }[];
+  for (const r of live) {
+    const length = readVarint(r.sz, 0).value;
+    for (const [term, tf] of decodeTermCounts(r.counts)) {
+      if (seen.get(`${term}:${r.chunk}`) !== tf * 1e6 + length) out.push(`term_postings: term ${term} of chunk ${r.chunk} missing or with the wrong count or length`);
+    }
+  }
+  return out.slice(0, 20);
 }

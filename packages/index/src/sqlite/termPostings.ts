@@ -1,0 +1,187 @@
+import type { Db } from "./openDatabase.js";
+import { decodeTermCounts, pushVarint } from "./chunkTermCounts.js";
+import { readVarint } from "../search/bm25Stats.js";
+
+/** Chunks per batch of postings: one row per term per batch keeps the writes a small share of ingest. */
+export const POSTINGS_BATCH = 8192;
+
+/** (rowid gap, count, chunk length) triples as unsigned LEB128 varints. */
+export function encodePostings(triples: readonly number[]): Buffer {
+  const out: number[] = [];
+  let last = 0;
+  for (let i = 0; i < triples.length; i += 3) {
+    pushVarint(out, triples[i]! - last);
+    pushVarint(out, triples[i + 1]!);
+    pushVarint(out, triples[i + 2]!);
+    last = triples[i]!;
+  }
+  return Buffer.from(out);
+}
+
+/** Calls `each(rowid, tf, length)` for every posting in a row's blob, rowids ascending. */
+export function forEachPosting(blob: Uint8Array, each: (rowid: number, tf: number, length: number) => void): void {
+  let at = 0;
+  let rowid = 0;
+  const n = blob.length;
+  while (at < n) {
+    let v = 0;
+    let scale = 1;
+    let b: number;
+    do {
+      b = blob[at++]!;
+      v += (b & 0x7f) * scale;
+      scale *= 128;
+    } while (b >= 0x80);
+    rowid += v;
+    let tf = 0;
+    scale = 1;
+    do {
+      b = blob[at++]!;
+      tf += (b & 0x7f) * scale;
+      scale *= 128;
+    } while (b >= 0x80);
+    let len = 0;
+    scale = 1;
+    do {
+      b = blob[at++]!;
+      len += (b & 0x7f) * scale;
+      scale *= 128;
+    } while (b >= 0x80);
+    each(rowid, tf, len);
+  }
+}
+
+/** The chunks past `after` with their term counts and token counts, rowids ascending, at most `limit`. */
+function chunksAfter(db: Db) {
+  return db.prepare<[number, number], { chunk: number; counts: Buffer; sz: Buffer | null }>(
+    "SELECT c.chunk AS chunk, c.counts AS counts, d.sz AS sz FROM chunk_term_counts c LEFT JOIN chunks_fts_docsize d ON d.id = c.chunk WHERE c.chunk > ? ORDER BY c.chunk LIMIT ?",
+  );
+}
+
+/** Postings of chunks, grouped by term: term id → flat (rowid, tf, length) triples. */
+function invert(rows: readonly { chunk: number; counts: Buffer; sz: Buffer | null }[]): Map<number, number[]> {
+  const byTerm = new Map<number, number[]>();
+  for (const r of rows) {
+    const length = r.sz === null ? 0 : readVarint(r.sz, 0).value;
+    for (const [term, tf] of decodeTermCounts(r.counts)) {
+      let list = byTerm.get(term);
+      if (list === undefined) byTerm.set(term, (list = []));
+      list.push(r.chunk, tf, length);
+    }
+  }
+  return byTerm;
+}
+
+/**
+ * Writes the inverted index (term_postings) for committed chunks, a batch of POSTINGS_BATCH chunks at a time,
+ * after their own transactions: the postings are derived (chunk_term_counts, chunks_fts_docsize), so a crash
+ * between a chunk's commit and its batch loses nothing, and readers score the chunks past the last batch from
+ * chunk_term_counts themselves (TermPostingsReader). Deleted chunks stay in old batches; their rowids are
+ * never reused (AUTOINCREMENT), and readers skip them.
+ */
+export class TermPostingsWriter {
+  readonly #pending;
+  readonly #upto;
+  readonly #chunks;
+  readonly #insert;
+  readonly #setUpto;
+  readonly #batch: (limit: number) => number;
+
+  constructor(
+    private readonly db: Db,
+    readonly batchSize: number = POSTINGS_BATCH,
+  ) {
+    this.#upto = db.prepare<[], { upto: number }>("SELECT upto FROM term_postings_upto WHERE id = 1");
+    this.#pending = db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM chunk_term_counts WHERE chunk > ?");
+    this.#chunks = chunksAfter(db);
+    this.#insert = db.prepare<[number, number, Buffer]>("INSERT INTO term_postings (term, last_chunk, postings) VALUES (?, ?, ?)");
+    this.#setUpto = db.prepare<[number]>("UPDATE term_postings_upto SET upto = ? WHERE id = 1");
+    this.#batch = db.transaction((limit: number) => {
+      const rows = this.#chunks.all(this.upto(), limit);
+      if (rows.length === 0) return 0;
+      const last = rows[rows.length - 1]!.chunk;
+      for (const [term, triples] of invert(rows)) this.#insert.run(term, last, encodePostings(triples));
+      this.#setUpto.run(last);
+      return rows.length;
+    });
+  }
+
+  /** The last chunk the batches cover. */
+  upto(): number {
+    return this.#upto.get()?.upto ?? 0;
+  }
+
+  /** Writes every whole batch that is due (all of them with `partial`, the rest too); returns the chunks written. */
+  flush(o: { partial?: boolean; progress?: (done: number, total: number) => void } = {}): number {
+    const total = this.#pending.get(this.upto())!.n;
+    let done = 0;
+    while (total - done >= this.batchSize || (o.partial === true && done < total)) {
+      const n = this.#batch(this.batchSize);
+      if (n === 0) break;
+      done += n;
+      o.progress?.(done, total);
+    }
+    return done;
+  }
+}
+
+/**
+ * Reads term_postings for BM25, plus the chunks past the last batch (the tail) from chunk_term_counts, kept in
+ * memory and extended between searches. Call refresh() inside the search's read transaction first.
+ */
+export class TermPostingsReader {
+  readonly #upto;
+  readonly #rows;
+  readonly #chunks;
+  /** term id → flat (rowid, tf, length) triples of tail chunks. */
+  #tail = new Map<number, number[]>();
+  #tailFrom = -1;
+  #tailSeen = 0;
+  readonly #deadRows;
+  /** Chunks deleted since their postings were read (batches or tail), as term_postings_dead lists them. */
+  readonly #dead = new Set<number>();
+  #deadSeen = 0;
+
+  constructor(db: Db) {
+    this.#upto = db.prepare<[], { upto: number }>("SELECT upto FROM term_postings_upto WHERE id = 1");
+    this.#deadRows = db.prepare<[number], [number, number]>("SELECT seq, chunk FROM term_postings_dead WHERE seq > ? ORDER BY seq").raw();
+    this.#rows = db.prepare<[number], Buffer>("SELECT postings FROM term_postings WHERE term = ? ORDER BY last_chunk").pluck();
+    this.#chunks = chunksAfter(db);
+  }
+
+  /** Whether a chunk these postings name was deleted (as of the last refresh). */
+  deleted(rowid: number): boolean {
+    return this.#dead.has(rowid);
+  }
+
+  /** Brings the tail up to this snapshot: drops what a new batch now covers, adds chunks committed since. */
+  refresh(): void {
+    for (const [seq, chunk] of this.#deadRows.all(this.#deadSeen)) {
+      this.#dead.add(chunk);
+      this.#deadSeen = seq;
+    }
+    const upto = this.#upto.get()?.upto ?? 0;
+    if (upto !== this.#tailFrom) {
+      this.#tail = new Map();
+      this.#tailFrom = upto;
+      this.#tailSeen = upto;
+    }
+    for (;;) {
+      const rows = this.#chunks.all(this.#tailSeen, 4096);
+      if (rows.length === 0) return;
+      for (const [term, triples] of invert(rows)) {
+        const list = this.#tail.get(term);
+        if (list === undefined) this.#tail.set(term, triples);
+        else for (const x of triples) list.push(x);
+      }
+      this.#tailSeen = rows[rows.length - 1]!.chunk;
+    }
+  }
+
+  /** Every posting of `term`, rowids ascending: the batches', then the tail's. */
+  forEach(term: number, each: (rowid: number, tf: number, length: number) => void): void {
+    for (const blob of this.#rows.all(term)) forEachPosting(blob, each);
+    const tail = this.#tail.get(term);
+    if (tail !== undefined) for (let i = 0; i < tail.length; i += 3) each(tail[i]!, tail[i + 1]!, tail[i + 2]!);
+  }
+}
