@@ -14,12 +14,18 @@ interface CancellableCall {
   removeListener(event: "cancelled", listener: () => void): unknown;
 }
 
+/**
+ * grpc-js's deadline timer can fire a millisecond or so before Date.now() reaches the deadline (timers and the
+ * wall clock round differently): a cancellation this close to the deadline is the deadline's.
+ */
+const DEADLINE_SLACK_MS = 50;
+
 export function callSignal(call: CancellableCall): { readonly signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const onCancelled = () => {
     const deadline = call.getDeadline();
     const ms = deadline instanceof Date ? deadline.getTime() : deadline;
-    const expired = Number.isFinite(ms) && Date.now() >= ms;
+    const expired = Number.isFinite(ms) && Date.now() >= ms - DEADLINE_SLACK_MS;
     controller.abort(
       expired ? new ServiceError(status.DEADLINE_EXCEEDED, "the call's deadline passed; the work was stopped") : new ServiceError(status.CANCELLED, "the client cancelled the call"),
     );
