@@ -371,14 +371,14 @@ function embedWorkersBlock(results) {
   ].join("\n");
 }
 
-/** One run's figures in one sentence: top-k against exhaustive, the postings FTS5 still scores, 8 clients against 1. */
+/** One run's figures in one sentence: top-k against exhaustive, the postings it still scores, 8 clients against 1. */
 function summary(d) {
   const range = (xs) => `${fixed(Math.min(...xs), 1)}–${fixed(Math.max(...xs), 1)}×`;
   const speedups = Object.values(d.query).map((m) => m.bm25_exhaustive.c1.p50_ms / m.bm25.c1.p50_ms);
   const parallel = Object.values(d.query).flatMap((m) => [m.bm25.c8.qps / m.bm25.c1.qps, m.hybrid.c8.qps / m.hybrid.c1.qps]);
   const p = d.bm25_postings;
   return (
-    `${thousands(d.chunks)} chunks: the exact top-k is ${range(speedups)} faster than FTS5's exhaustive ranking at the median; FTS5 still scores a median ` +
+    `${thousands(d.chunks)} chunks: the exact top-k is ${range(speedups)} faster than FTS5's exhaustive ranking at the median; it still scores a median ` +
     `${thousands(p.questions.scored_p50)} postings per question (${fixed(p.questions.scored_share_p50 * 100, 1)} % of the query's) and ${thousands(p.words.scored_p50)} per ` +
     `6-word query (${fixed(p.words.scored_share_p50 * 100, 1)} %). 8 clients get ${range(parallel)} the queries/s of one (BM25 and hybrid).`
   );
