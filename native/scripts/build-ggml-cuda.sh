@@ -20,14 +20,8 @@ pkg="$root/node_modules/@node-llama-cpp/linux-x64-cuda/bins/linux-x64-cuda"
 command -v nvcc >/dev/null || { echo "nvcc not found: install the CUDA toolkit (or put its bin/ on PATH) first" >&2; exit 1; }
 [ -d "$pkg" ] || { echo "$pkg is missing: npm install --no-save @node-llama-cpp/linux-x64-cuda@3.22.1 first" >&2; exit 1; }
 
-node "$here/scripts/prepare-llama.mjs"
-src="$here/.cache/llama.cpp-src"
-if [ ! -f "$src/CMakeLists.txt" ]; then
-  rm -rf "$src"
-  tar -xzf "$here/.cache/node-llama-cpp-3.22.1.tgz" -C "$here/.cache" package/llama/gitRelease.bundle
-  git clone --quiet "$here/.cache/package/llama/gitRelease.bundle" "$src"
-  rm -rf "$here/.cache/package"
-fi
+# shellcheck source=llama-source.sh
+. "$here/scripts/llama-source.sh"
 
 build="$src/build-ggml-cuda"
 generator=()

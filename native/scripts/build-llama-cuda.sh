@@ -12,14 +12,8 @@ out="${1:-$here/.cache/llama-cuda}"
 archs="${CMAKE_CUDA_ARCHITECTURES:-80;90}"
 command -v nvcc >/dev/null || { echo "nvcc not found: install the CUDA toolkit first" >&2; exit 1; }
 
-node "$here/scripts/prepare-llama.mjs"
-src="$here/.cache/llama.cpp-src"
-if [ ! -f "$src/CMakeLists.txt" ]; then
-  rm -rf "$src"
-  tar -xzf "$here/.cache/node-llama-cpp-3.22.1.tgz" -C "$here/.cache" package/llama/gitRelease.bundle
-  git clone --quiet "$here/.cache/package/llama/gitRelease.bundle" "$src"
-  rm -rf "$here/.cache/package"
-fi
+# shellcheck source=llama-source.sh
+. "$here/scripts/llama-source.sh"
 
 cmake -S "$src" -B "$src/build-cuda" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
   -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$archs" -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON \
