@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -128,11 +129,13 @@ class Scheduler {
       const long long before = stats_.decodeCalls;
       lane_.run(items, [](const float*, const BatchItem&) {}, stats_);
       counters_->prefillCalls += stats_.decodeCalls - before;
+      lane_.publishPrefix(0, full);
     } else {
       std::vector<Seq*> alone{&s0};
-      step(alone);  // prefill (and the first answer token)
+      // Offered before the first answer token reaches JS: a caller that submits another job on that token
+      // must find the prompt (it raced the publish under load before).
+      step(alone, [&] { lane_.publishPrefix(0, full); });  // prefill (and the first answer token)
     }
-    lane_.publishPrefix(0, full);
     counters_->prefillMs = msSince(t);
 
     t = Clock::now();
@@ -222,7 +225,7 @@ class Scheduler {
   }
 
   // One batched llama_decode pass over every unfinished sequence: its pending tokens plus its draft.
-  void step(std::vector<Seq*>& active) {
+  void step(std::vector<Seq*>& active, const std::function<void()>& decoded = {}) {
     std::vector<BatchItem> items;
     bool promptOnly = true;
     for (size_t si = 0; si < active.size(); si++) {
@@ -251,6 +254,7 @@ class Scheduler {
       picks[item.tag][item.tag2] = pickGreedy(logits, nVocab_);
     }, stats_);
     (promptOnly ? counters_->prefillCalls : counters_->decodeSteps) += stats_.decodeCalls - before;
+    if (decoded) decoded();
 
     for (size_t si = 0; si < active.size(); si++) {
       Seq& s = *active[si];
