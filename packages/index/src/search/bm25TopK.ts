@@ -6,7 +6,7 @@ import { BM25_K1, bm25Idf, bm25TermPart, Bm25Stats, readVarint } from "./bm25Sta
 import { FILTER_SQL, filterParams } from "./filterSql.js";
 import { ftsPhrases, phrasesMatch } from "./ftsQuery.js";
 import { Fts5Tokens } from "./fts5Tokens.js";
-import { ChunkTermCounts } from "../sqlite/chunkTermCounts.js";
+import { ChunkTermCounts, termCountsOf } from "../sqlite/chunkTermCounts.js";
 import { TermPostingsReader } from "../sqlite/termPostings.js";
 
 /** A phrase of the query: its one token, how many rows hold it, its IDF and the most it can add to a score. */
@@ -24,12 +24,16 @@ interface Candidate {
   readonly rowid: number;
   readonly partial: number;
   score: number;
+  /** The chunk's token count when the postings that scored it said so (else read from FTS5's docsize). */
+  readonly length?: number;
 }
 
 /** Up to this many postings over all the query's phrases, every match is scored, nothing pruned. */
 const SMALL_POSTINGS = 5_000;
 /** Up to this many postings of its less common words, an unfiltered query scores them all (see #search). */
 const OWN_SCAN = 150_000;
+/** Most candidates completed together (their counts read in one statement). */
+const COMPLETE_GROUP = 256;
 
 /** What each pass reported, for tests and benchmarks. */
 export interface Bm25TopKTrace {
@@ -75,6 +79,10 @@ export class Bm25TopK {
   /** Per-row score accumulator and touched flags for scoring postings here, grown to the largest rowid seen. */
   #acc = new Float64Array(0);
   #seen = new Uint8Array(0);
+  /** Token counts of the rows #scored touched last, by rowid (valid for those rows only). */
+  #len = new Uint32Array(0);
+  /** Scratch for termCountsOf. */
+  readonly #tf: number[] = [];
   readonly #read: (run: () => SearchHit[]) => SearchHit[];
   /** The last search's trace. */
   lastTrace: Bm25TopKTrace = { passes: 0, boundedPhrases: 0, candidates: 0, exhaustive: false, postings: { scored: 0, all: 0 } };
@@ -161,15 +169,26 @@ export class Bm25TopK {
       // until a row's partial score plus the bound falls below the k-th best exact score so far.
       const top: Candidate[] = [];
       let theta = -Infinity;
+      // Completed in groups (one read of their counts each): k at first, doubling to COMPLETE_GROUP, so a query
+      // that stops early completes few more rows than it needs. θ from the groups done so far is a lower bound
+      // on the final one, so stopping on it is safe.
+      const pending: Candidate[] = [];
+      let group = k;
+      const completePending = () => {
+        if (common.length > 0) this.#complete(pending, common, avgdl);
+        for (const c of pending) insertRanked(top, c, k);
+        completed += pending.length;
+        pending.length = 0;
+        group = Math.min(COMPLETE_GROUP, group * 2);
+        if (top.length >= k) theta = top[k - 1]!.score;
+      };
       for (const r of this.#ranked(rare.map((x) => x.p), params, avgdl)) {
         if (top.length >= k && r.partial + commonBound < theta) break;
         if (!this.#live(r.rowid, params)) continue;
-        const c: Candidate = { rowid: r.rowid, partial: r.partial, score: r.partial };
-        if (common.length > 0) this.#complete([c], common, avgdl);
-        completed++;
-        insertRanked(top, c, k);
-        if (top.length >= k) theta = top[k - 1]!.score;
+        pending.push(unfiltered ? { rowid: r.rowid, partial: r.partial, score: r.partial, length: this.#len[r.rowid]! } : { rowid: r.rowid, partial: r.partial, score: r.partial });
+        if (pending.length >= group) completePending();
       }
+      completePending();
       if (common.length === 0 || commonBound < theta) {
         const scored = rare.reduce((n, x) => n + x.p.df, 0);
         this.lastTrace = { passes, boundedPhrases: common.length, candidates: completed, exhaustive: false, postings: { scored, all } };
@@ -207,6 +226,7 @@ export class Bm25TopK {
         const acc = this.#acc;
         if (this.#seen[rowid] === 0) {
           this.#seen[rowid] = 1;
+          this.#len[rowid] = length;
           acc[rowid] = 0;
           touched.push(rowid);
         }
@@ -242,8 +262,11 @@ export class Bm25TopK {
     acc.set(this.#acc);
     const seen = new Uint8Array(size);
     seen.set(this.#seen);
+    const len = new Uint32Array(size);
+    len.set(this.#len);
     this.#acc = acc;
     this.#seen = seen;
+    this.#len = len;
   }
 
   /** Postings scored here can name chunks deleted after their batch was written: those are not results. */
@@ -280,14 +303,28 @@ export class Bm25TopK {
 
   /** Adds the bounded phrases' exact shares to each candidate's partial score, from the chunk's recorded token counts. */
   #complete(candidates: Candidate[], common: readonly Phrase[], avgdl: number): number {
+    // The counts blob lists term ids ascending: looked up in that order, added in `common`'s (as before).
+    const order = common.map((p, i) => ({ id: p.id, i })).sort((a, b) => a.id - b.id);
+    const ids = order.map((x) => x.id);
+    const slot: number[] = [];
+    order.forEach((x, at) => (slot[x.i] = at));
+    const tf = this.#tf;
+    const blobs = this.#counts.blobs(candidates.map((c) => c.rowid).sort((a, b) => a - b));
     for (const c of candidates) {
-      const size = this.#docsize.get(c.rowid);
-      const docTokens = size === undefined ? 0 : readVarint(size.sz, 0).value;
-      const counts = this.#counts.read(c.rowid);
+      const blob = blobs.get(c.rowid);
       let score = c.partial;
-      for (const p of common) {
-        const tf = counts.get(p.id) ?? 0;
-        if (tf > 0) score += p.idf * bm25TermPart(tf, docTokens, avgdl);
+      if (blob !== undefined) {
+        termCountsOf(blob, ids, tf);
+        let docTokens = c.length;
+        for (let j = 0; j < common.length; j++) {
+          const n = tf[slot[j]!]!;
+          if (n === 0) continue;
+          if (docTokens === undefined) {
+            const size = this.#docsize.get(c.rowid);
+            docTokens = size === undefined ? 0 : readVarint(size.sz, 0).value;
+          }
+          score += common[j]!.idf * bm25TermPart(n, docTokens, avgdl);
+        }
       }
       c.score = score;
     }

@@ -54,6 +54,39 @@ export function decodeTermCounts(blob: Uint8Array): Map<number, number> {
 }
 
 /**
+ * The counts of the term ids in `ids` (ascending) from an encodeTermCounts blob, into `out` (0 where absent):
+ * completing a BM25 candidate needs a few terms of the ~100 a chunk has, so this stops at the last one
+ * wanted and builds no map.
+ */
+export function termCountsOf(blob: Uint8Array, ids: readonly number[], out: number[]): void {
+  let at = 0;
+  let id = 0;
+  let want = 0;
+  for (let i = 0; i < ids.length; i++) out[i] = 0;
+  const n = blob.length;
+  while (at < n && want < ids.length) {
+    let v = 0;
+    let scale = 1;
+    let b: number;
+    do {
+      b = blob[at++]!;
+      v += (b & 0x7f) * scale;
+      scale *= 128;
+    } while (b >= 0x80);
+    id += v;
+    let tf = 0;
+    scale = 1;
+    do {
+      b = blob[at++]!;
+      tf += (b & 0x7f) * scale;
+      scale *= 128;
+    } while (b >= 0x80);
+    while (want < ids.length && ids[want]! < id) want++;
+    if (want < ids.length && ids[want] === id) out[want++] = tf;
+  }
+}
+
+/**
  * The store's own record of FTS5's tokens, kept in step with chunks_fts inside the caller's transaction: every
  * token's document frequency (chunks_fts_terms) and every chunk's token counts (chunk_term_counts). FTS5 keeps
  * both only implicitly, in its postings: counting a word's rows, or finding its count in one row, means reading
@@ -65,6 +98,7 @@ export class ChunkTermCounts {
   readonly #termId;
   readonly #insertCounts;
   readonly #readCounts;
+  readonly #readMany;
   readonly #subDf;
   readonly #bumpDf;
   /** Term ids seen lately (bounded: a vocabulary can have millions of terms). */
@@ -78,6 +112,7 @@ export class ChunkTermCounts {
     this.#termId = db.prepare<[string], { id: number }>("SELECT id FROM chunks_fts_terms WHERE term = ?");
     this.#insertCounts = db.prepare<[number, Buffer]>("INSERT INTO chunk_term_counts (chunk, counts) VALUES (?, ?)");
     this.#readCounts = db.prepare<[number], { counts: Buffer }>("SELECT counts FROM chunk_term_counts WHERE chunk = ?");
+    this.#readMany = db.prepare<[string], [number, Buffer]>("SELECT chunk, counts FROM chunk_term_counts WHERE chunk IN (SELECT value FROM json_each(?))").raw();
     this.#subDf = db.prepare<[number, number]>("UPDATE chunks_fts_terms SET df = df - ? WHERE id = ?");
     this.#bumpDf = db.prepare<[number, number, string]>("UPDATE chunks_fts_terms SET df = df + ? WHERE id = ? AND term = ?");
   }
@@ -121,6 +156,22 @@ export class ChunkTermCounts {
   }
 
   /** A chunk's token counts by term id (empty when it has none recorded). */
+  /**
+   * The counts blobs of many chunks in one statement (chunks without one are absent): a point read per chunk
+   * costs ~7 µs at a million chunks, ~3 µs this way with the rowids ascending.
+   */
+  blobs(rowids: readonly number[]): Map<number, Buffer> {
+    const out = new Map<number, Buffer>();
+    if (rowids.length === 0) return out;
+    for (const [chunk, counts] of this.#readMany.all(JSON.stringify(rowids))) out.set(chunk, counts);
+    return out;
+  }
+
+  /** The chunk's counts blob as stored (undefined when it has none). */
+  blob(rowid: number): Buffer | undefined {
+    return this.#readCounts.get(rowid)?.counts;
+  }
+
   read(rowid: number): Map<number, number> {
     const blob = this.#readCounts.get(rowid)?.counts;
     return blob === undefined ? new Map() : decodeTermCounts(blob);
