@@ -58,6 +58,13 @@ describe("bm25 top-k (synthetic Zipf corpus)", () => {
     let bounded = 0;
     for (const q of queries(rng(41), 60)) for (const k of [1, 30]) if (compare(pruned.store, q, { k }).bounded > 0) bounded++;
     expect(bounded).toBeGreaterThanOrEqual(5);
+    // Two words with one stem ("reaction reactions") are two phrases of one token: each adds its share.
+    let doubled = 0;
+    for (const q of queries(rng(43), 20)) {
+      const query = `${q} ${q.split(/\s+/).map((w) => `${w}s`).join(" ")}`;
+      if (compare(pruned.store, query, { k: 30 }).bounded > 0) doubled++;
+    }
+    expect(doubled).toBeGreaterThanOrEqual(5);
   });
 
   it("bm25 top-k - 300 queries at k 1, 10 and 30 rank exactly as FTS5's exhaustive bm25 (ids, order, scores ≤ 1e-9), many with common words bounded", () => {

@@ -304,10 +304,9 @@ export class Bm25TopK {
   /** Adds the bounded phrases' exact shares to each candidate's partial score, from the chunk's recorded token counts. */
   #complete(candidates: Candidate[], common: readonly Phrase[], avgdl: number): number {
     // The counts blob lists term ids ascending: looked up in that order, added in `common`'s (as before).
-    const order = common.map((p, i) => ({ id: p.id, i })).sort((a, b) => a.id - b.id);
-    const ids = order.map((x) => x.id);
-    const slot: number[] = [];
-    order.forEach((x, at) => (slot[x.i] = at));
+    // Two words of one stem are two phrases of one id: each reads that id's count.
+    const ids = [...new Set(common.map((p) => p.id))].sort((a, b) => a - b);
+    const slot = common.map((p) => ids.indexOf(p.id));
     const tf = this.#tf;
     const blobs = this.#counts.blobs(candidates.map((c) => c.rowid).sort((a, b) => a - b));
     for (const c of candidates) {
