@@ -20,8 +20,17 @@ const FUNCTION_WORDS = "the of and to in is was for with at by from as on that w
 
 /** Generators over one seeded stream: call them in the same order and the corpus is the same. */
 export function syntheticCorpus(seed = 12345, docChars = 4000) {
-  let state = seed;
-  const rand = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+  // A Weyl sequence through a 32-bit integer mix, all in exact integer arithmetic. (The LCG this replaced
+  // multiplied in doubles past 2^53, lost its low bits and cycled after 16,403 draws: a "million-chunk"
+  // corpus was 97 documents repeated, so every BM25 top k was thousands of exact ties.)
+  let state = seed >>> 0;
+  const rand = () => {
+    state = (state + 0x9e3779b9) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    return ((z ^ (z >>> 16)) >>> 0) / 4294967296;
+  };
   const word = () => {
     const u = rand();
     let lo = 0;

@@ -8,6 +8,7 @@ import { ftsPhrases, phrasesMatch } from "./ftsQuery.js";
 import { Fts5Tokens } from "./fts5Tokens.js";
 import { ChunkTermCounts, termCountsOf } from "../sqlite/chunkTermCounts.js";
 import { TermPostingsReader } from "../sqlite/termPostings.js";
+import { PostingScores } from "./postingScores.js";
 
 /** A phrase of the query: its one token, how many rows hold it, its IDF and the most it can add to a score. */
 interface Phrase {
@@ -76,11 +77,8 @@ export class Bm25TopK {
   readonly #docsize;
   readonly #counts: ChunkTermCounts;
   readonly #postings: TermPostingsReader;
-  /** Per-row score accumulator and touched flags for scoring postings here, grown to the largest rowid seen. */
-  #acc = new Float64Array(0);
-  #seen = new Uint8Array(0);
-  /** Token counts of the rows #scored touched last, by rowid (valid for those rows only). */
-  #len = new Uint32Array(0);
+  /** Scores of postings read here (term_postings), and the token counts of the rows they touched last. */
+  readonly #scores = new PostingScores();
   /** Scratch for termCountsOf. */
   readonly #tf: number[] = [];
   readonly #read: (run: () => SearchHit[]) => SearchHit[];
@@ -139,7 +137,7 @@ export class Bm25TopK {
     // term_postings here; with them by FTS5, joined to the filtered chunks.
     if (all <= SMALL_POSTINGS) {
       this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true, postings: { scored: all, all } };
-      if (params.docIds === null && params.sources === null) return this.#scoredTopK(phrases, k, avgdl, params);
+      if (params.docIds === null && params.sources === null) return this.#scoredTopK(phrases, k, avgdl);
       // The phrases joined by spaces give toFtsMatch the same phrases back.
       return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
     }
@@ -182,10 +180,10 @@ export class Bm25TopK {
         group = Math.min(COMPLETE_GROUP, group * 2);
         if (top.length >= k) theta = top[k - 1]!.score;
       };
-      for (const r of this.#ranked(rare.map((x) => x.p), params, avgdl)) {
+      for (const r of this.#ranked(rare.map((x) => x.p), params, avgdl, k, commonBound)) {
         if (top.length >= k && r.partial + commonBound < theta) break;
         if (!this.#live(r.rowid, params)) continue;
-        pending.push(unfiltered ? { rowid: r.rowid, partial: r.partial, score: r.partial, length: this.#len[r.rowid]! } : { rowid: r.rowid, partial: r.partial, score: r.partial });
+        pending.push(unfiltered ? { rowid: r.rowid, partial: r.partial, score: r.partial, length: this.#scores.lengthOf(r.rowid) } : { rowid: r.rowid, partial: r.partial, score: r.partial });
         if (pending.length >= group) completePending();
       }
       completePending();
@@ -200,7 +198,7 @@ export class Bm25TopK {
       // None bounded is FTS5's own ranking of every match: asked of FTS5 directly, it costs no probe or pass.
       if (bounded === 0) {
         this.lastTrace = { passes: passes + 1, boundedPhrases: 0, candidates: completed, exhaustive: true, postings: { scored: all, all } };
-        if (params.docIds === null && params.sources === null) return this.#scoredTopK(phrases, k, avgdl, params);
+        if (params.docIds === null && params.sources === null) return this.#scoredTopK(phrases, k, avgdl);
         return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
       }
     }
@@ -209,64 +207,32 @@ export class Bm25TopK {
   /**
    * The rows holding any of `phrases`, best partial score first (ties by rowid), as FTS5's `ORDER BY rank,
    * rowid` gives them. Without filters the postings are scored here, from term_postings: the same sum in the
-   * same phrase order as FTS5's bm25(), at a fraction of its cost per posting. They may name chunks deleted
-   * since (see #live). With filters FTS5 ranks them, joined to the filtered chunks.
+   * same phrase order as FTS5's bm25(), at a fraction of its cost per posting; they may name chunks deleted
+   * since (see #live), and rows that cannot reach the top k even with `slack` added are left out (see
+   * PostingScores.ranked). With filters FTS5 ranks them all, joined to the filtered chunks.
    */
-  #ranked(phrases: readonly Phrase[], params: ReturnType<typeof filterParams>, avgdl: number): Iterable<{ rowid: number; partial: number }> {
-    if (params.docIds === null && params.sources === null) return this.#scored(phrases, avgdl);
+  #ranked(phrases: readonly Phrase[], params: ReturnType<typeof filterParams>, avgdl: number, k: number, slack: number): Iterable<{ rowid: number; partial: number }> {
+    if (params.docIds === null && params.sources === null) return this.#scored(phrases, avgdl, k, slack);
     return this.#partial.iterate({ match: phrasesMatch(phrases.map((p) => p.text)), ...params });
   }
 
-  #scored(phrases: readonly Phrase[], avgdl: number): Iterable<{ rowid: number; partial: number }> {
-    const touched: number[] = [];
+  #scored(phrases: readonly Phrase[], avgdl: number, k: number, slack: number): Iterable<{ rowid: number; partial: number }> {
+    const scores = this.#scores;
     for (const p of phrases) {
-      const idf = p.idf;
-      this.#postings.forEach(p.id, (rowid, tf, length) => {
-        if (rowid >= this.#acc.length) this.#grow(rowid);
-        const acc = this.#acc;
-        if (this.#seen[rowid] === 0) {
-          this.#seen[rowid] = 1;
-          this.#len[rowid] = length;
-          acc[rowid] = 0;
-          touched.push(rowid);
-        }
-        acc[rowid] = acc[rowid]! + idf * bm25TermPart(tf, length, avgdl);
-      });
+      for (const [last, blob] of this.#postings.batches(p.id)) scores.addBlob(blob, last, p.idf, avgdl);
+      scores.addTriples(this.#postings.tail(p.id), p.idf, avgdl);
     }
-    const n = touched.length;
-    const rowids = new Float64Array(n);
-    const ranks = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const r = touched[i]!;
-      rowids[i] = r;
-      // FTS5's rank is −score; 0 − x is exactly −x.
-      ranks[i] = -this.#acc[r]!;
-      this.#seen[r] = 0;
-    }
-    return bestFirstOf(rowids, ranks);
+    return scores.ranked(k, slack, (rowid) => !this.#postings.deleted(rowid));
   }
 
   /** Every match scored from term_postings, nothing pruned: the best k live rows. */
-  #scoredTopK(phrases: readonly Phrase[], k: number, avgdl: number, params: ReturnType<typeof filterParams>): SearchHit[] {
+  #scoredTopK(phrases: readonly Phrase[], k: number, avgdl: number): SearchHit[] {
     const top: { rowid: number; partial: number }[] = [];
-    for (const r of this.#scored(phrases, avgdl)) {
+    for (const r of this.#scored(phrases, avgdl, k, 0)) {
       if (top.length === k) break;
-      if (this.#live(r.rowid, params)) top.push(r);
+      if (!this.#postings.deleted(r.rowid)) top.push(r);
     }
     return top.map((r) => ({ ...this.#row.get(r.rowid)!, score: r.partial }));
-  }
-
-  #grow(rowid: number): void {
-    const size = Math.max(rowid + 1, Math.ceil(this.#acc.length * 1.5), 1024);
-    const acc = new Float64Array(size);
-    acc.set(this.#acc);
-    const seen = new Uint8Array(size);
-    seen.set(this.#seen);
-    const len = new Uint32Array(size);
-    len.set(this.#len);
-    this.#acc = acc;
-    this.#seen = seen;
-    this.#len = len;
   }
 
   /** Postings scored here can name chunks deleted after their batch was written: those are not results. */
@@ -290,7 +256,7 @@ export class Bm25TopK {
     const inProbe = new Set(rarest.map((x) => x.i));
     const rest = byBound.filter((x) => !inProbe.has(x.i)).map((x) => x.p);
     const ranked: { rowid: number; partial: number }[] = [];
-    for (const r of this.#ranked(rarest.sort((a, b) => a.i - b.i).map((x) => x.p), params, avgdl)) {
+    for (const r of this.#ranked(rarest.sort((a, b) => a.i - b.i).map((x) => x.p), params, avgdl, k, 0)) {
       if (!this.#live(r.rowid, params)) continue;
       ranked.push(r);
       if (ranked.length === k) break;

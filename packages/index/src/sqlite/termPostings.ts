@@ -145,7 +145,7 @@ export class TermPostingsReader {
   constructor(db: Db) {
     this.#upto = db.prepare<[], { upto: number }>("SELECT upto FROM term_postings_upto WHERE id = 1");
     this.#deadRows = db.prepare<[number], [number, number]>("SELECT seq, chunk FROM term_postings_dead WHERE seq > ? ORDER BY seq").raw();
-    this.#rows = db.prepare<[number], Buffer>("SELECT postings FROM term_postings WHERE term = ? ORDER BY last_chunk").pluck();
+    this.#rows = db.prepare<[number], [number, Buffer]>("SELECT last_chunk, postings FROM term_postings WHERE term = ? ORDER BY last_chunk").raw();
     this.#chunks = chunksAfter(db);
   }
 
@@ -178,10 +178,13 @@ export class TermPostingsReader {
     }
   }
 
-  /** Every posting of `term`, rowids ascending: the batches', then the tail's. */
-  forEach(term: number, each: (rowid: number, tf: number, length: number) => void): void {
-    for (const blob of this.#rows.all(term)) forEachPosting(blob, each);
-    const tail = this.#tail.get(term);
-    if (tail !== undefined) for (let i = 0; i < tail.length; i += 3) each(tail[i]!, tail[i + 1]!, tail[i + 2]!);
+  /** The batches of `term`'s postings, rowids ascending, each as [its largest rowid, encodePostings blob]. */
+  batches(term: number): [number, Buffer][] {
+    return this.#rows.all(term);
+  }
+
+  /** `term`'s postings past the batches, as flat (rowid, tf, length) triples (empty when none). */
+  tail(term: number): readonly number[] {
+    return this.#tail.get(term) ?? [];
   }
 }
