@@ -46,7 +46,8 @@ export interface OpenStoreOptions {
   readonly postingsBatch?: number;
   /**
    * Unfiltered BM25 queries whose less common words have at most this many postings score them all instead of
-   * pruning (default 150,000); tests set 0 to take the pruning path on small corpora.
+   * pruning (default 150,000); tests set 0 to take the pruning path on small corpora (0 also keeps a query on
+   * that path when completing its rows would cost more than scoring every posting).
    */
   readonly bm25OwnScan?: number;
   /**

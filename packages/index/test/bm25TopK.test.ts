@@ -22,12 +22,12 @@ function expectSameRanking(topk: SearchHit[], exhaustive: SearchHit[], what: str
   });
 }
 
-function compare(store: ChunkStore, query: string, options: SearchOptions): { bounded: number; passes: number } {
+function compare(store: ChunkStore, query: string, options: SearchOptions): { bounded: number; passes: number; scoredAll: boolean } {
   const topk = store.searchBm25(query, options);
   const trace = store.lastBm25Trace;
   const exhaustive = store.searchBm25(query, { ...options, bm25Method: "exhaustive" });
   expectSameRanking(topk, exhaustive, `${JSON.stringify(query)} k=${options.k}`);
-  return { bounded: trace.boundedPhrases, passes: trace.passes };
+  return { bounded: trace.boundedPhrases, passes: trace.passes, scoredAll: trace.completionsCapped === true };
 }
 
 describe("bm25 top-k (synthetic Zipf corpus)", () => {
@@ -70,17 +70,22 @@ describe("bm25 top-k (synthetic Zipf corpus)", () => {
   it("bm25 top-k - 300 queries at k 1, 10 and 30 rank exactly as FTS5's exhaustive bm25 (ids, order, scores ≤ 1e-9), many with common words bounded", () => {
     const rand = rng(11);
     let bounded = 0;
+    let scoredAll = 0;
     let total = 0;
     for (const q of queries(rand, 100)) {
       for (const k of [1, 10, 30]) {
         const trace = compare(t.store, q, { k });
         total++;
         if (trace.bounded > 0) bounded++;
+        if (trace.scoredAll) scoredAll++;
       }
     }
     // The pruning path is what is under test (queries with few postings in all go to FTS5 whole, which is
     // cheaper): many leave their common words to the bounds.
-    expect(bounded).toBeGreaterThanOrEqual(30);
+    expect(bounded).toBeGreaterThanOrEqual(25);
+    // Others start pruning and then score every posting, when completing their rows would cost more (a small
+    // corpus has few postings to score): the same ranking either way.
+    expect(scoredAll).toBeGreaterThanOrEqual(5);
     expect(total).toBe(300);
   });
 

@@ -35,6 +35,13 @@ const SMALL_POSTINGS = 5_000;
 const OWN_SCAN = 150_000;
 /** Most candidates completed together (their counts read in one statement). */
 const COMPLETE_GROUP = 256;
+/**
+ * Completing a row (reading its token counts, ~3 µs at a million chunks) costs about as much as scoring this
+ * many postings here. An unfiltered query that has completed more rows than its postings over this ratio is
+ * cheaper to score outright: a question of only common words ("what is the al al be that…") would otherwise
+ * complete rows by the million.
+ */
+const COMPLETION_POSTINGS = 150;
 
 /** What each pass reported, for tests and benchmarks. */
 export interface Bm25TopKTrace {
@@ -51,6 +58,8 @@ export interface Bm25TopKTrace {
   exhaustive: boolean;
   /** Postings of the phrases FTS5 scored in the last pass (every one of them is scored), and of all phrases. */
   postings: { scored: number; all: number };
+  /** True when a pass stopped completing rows because scoring every posting was cheaper (COMPLETION_POSTINGS). */
+  completionsCapped?: boolean;
 }
 
 /**
@@ -85,7 +94,7 @@ export class Bm25TopK {
   /** The last search's trace. */
   lastTrace: Bm25TopKTrace = { passes: 0, boundedPhrases: 0, candidates: 0, exhaustive: false, postings: { scored: 0, all: 0 } };
 
-  /** See OWN_SCAN; tests lower it to take the pruning path on small corpora. */
+  /** See OWN_SCAN; tests set 0 to take the pruning path on small corpora (and never fall back, see COMPLETION_POSTINGS). */
   readonly #ownScan: number;
 
   constructor(db: Db, exhaustive: Bm25Search, options: { ownScan?: number } = {}) {
@@ -180,11 +189,22 @@ export class Bm25TopK {
         group = Math.min(COMPLETE_GROUP, group * 2);
         if (top.length >= k) theta = top[k - 1]!.score;
       };
+      let scoreAll = false;
       for (const r of this.#ranked(rare.map((x) => x.p), params, avgdl, k, commonBound)) {
         if (top.length >= k && r.partial + commonBound < theta) break;
         if (!this.#live(r.rowid, params)) continue;
         pending.push(unfiltered ? { rowid: r.rowid, partial: r.partial, score: r.partial, length: this.#scores.lengthOf(r.rowid) } : { rowid: r.rowid, partial: r.partial, score: r.partial });
-        if (pending.length >= group) completePending();
+        if (pending.length >= group) {
+          if (unfiltered && this.#ownScan > 0 && (completed + pending.length) * COMPLETION_POSTINGS > all) {
+            scoreAll = true;
+            break;
+          }
+          completePending();
+        }
+      }
+      if (scoreAll) {
+        this.lastTrace = { passes, boundedPhrases: 0, candidates: completed, exhaustive: true, postings: { scored: all, all }, completionsCapped: true };
+        return this.#scoredTopK(phrases, k, avgdl);
       }
       completePending();
       if (common.length === 0 || commonBound < theta) {
