@@ -58,7 +58,6 @@ const SETTINGS: Setting[] = [
   { file: "docs/retrieval.md", says: "0.9 × min-max", source: ["packages/index/src/search/fusionSettings.ts", /method: "convex", bm25Weight: 0\.9 \}/] },
   { file: "docs/retrieval.md", says: "BM25 + 0.1 × normalised cosine", source: ["packages/index/src/search/fusionSettings.ts", /method: "convex", bm25Weight: 0\.9 \}/] },
   { file: "docs/retrieval.md", says: "the changes are 5% of the index or 5 minutes old", source: ["packages/index/src/vectors/chunkVectors.ts", /SAVE_GROWTH = 0\.05;[\s\S]*SAVE_INTERVAL_MS = 5 \* 60_000;/] },
-  { file: "docs/retrieval.md", says: "after every 5% of growth", source: ["packages/index/src/vectors/chunkVectors.ts", /SAVE_GROWTH = 0\.05;/] },
   { file: "docs/retrieval.md", says: "(IDF 1e-6 in FTS5", source: ["packages/index/src/search/bm25Stats.ts", /return idf <= 0 \? 1e-6 : idf;/] },
   { file: "docs/retrieval.md", says: "a batch of 8,192 chunks", source: ["packages/index/src/sqlite/termPostings.ts", /POSTINGS_BATCH = 8192;/] },
   { file: "docs/retrieval.md", says: "up to 150,000 postings", source: ["packages/index/src/search/bm25TopK.ts", /OWN_SCAN = 150_000;/] },
