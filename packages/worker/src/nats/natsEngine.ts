@@ -138,11 +138,7 @@ export class NatsEngine implements EngineJobs {
     const lost = this.watch.lost;
     let seq: number | undefined;
     try {
-      // NATS errors from here on (the connection dropping between the check above and the publish) are the
-      // cluster being unreachable, not a bug: UNAVAILABLE, as the lost-connection path says, never INTERNAL.
-      await this.nc.flush().catch((err: unknown) => {
-        throw new RemoteError(Code.UNAVAILABLE, `cannot reach NATS to queue ${kind} job ${jobId}: ${(err as Error).message}; retry`);
-      });
+      await this.nc.flush();
       return await new Promise<R>((resolve, reject) => {
         let settled = false;
         const settle = (done: () => void) => {
@@ -175,19 +171,10 @@ export class NatsEngine implements EngineJobs {
         this.#waiters.set(jobId, (err) => settle(() => reject(err)));
         void (async () => {
           for await (const msg of results) {
-            let result: R;
-            try {
-              result = codec.decode(msg.data);
-            } catch (err) {
-              // A result we cannot read is a bug (a version mismatch), not the network: it stays INTERNAL.
-              settle(() => reject(err));
-              return;
-            }
+            const result = codec.decode(msg.data);
             settle(() => (result.error !== undefined ? reject(JobFailure.fromProto(result.error)) : resolve(result)));
           }
-        })().catch((err: unknown) =>
-          settle(() => reject(new RemoteError(Code.UNAVAILABLE, `the result of ${kind} job ${jobId} could not be received from NATS: ${(err as Error).message}; retry`))),
-        );
+        })().catch((err: unknown) => settle(() => reject(err)));
         this.js
           .publish(jobSubject(kind, model, lane), payload, { msgID: jobId })
           .then((ack) => {
