@@ -17,9 +17,6 @@ export class PostingScores {
   #scores = new Float64Array(0);
   #count = 0;
 
-  /** Postings added since the last ranked(). */
-  postings = 0;
-
   /** The token count the postings gave for `rowid` (valid for rows touched since the last ranked()). */
   lengthOf(rowid: number): number {
     return this.#len[rowid]!;
@@ -50,7 +47,6 @@ export class PostingScores {
     let count = this.#count;
     let at = 0;
     let rowid = 0;
-    let postings = 0;
     const n = blob.length;
     while (at < n) {
       let b = blob[at++]!;
@@ -79,10 +75,8 @@ export class PostingScores {
         len[rowid] = length;
       }
       acc[rowid] = before + idf * bm25TermPart(tf, length, avgdl);
-      postings++;
     }
     this.#count = count;
-    this.postings += postings;
   }
 
   /** The same for flat (rowid, tf, length) triples, rowids ascending (the postings not yet in a blob). */
@@ -101,7 +95,6 @@ export class PostingScores {
       }
       acc[rowid] = before + idf * bm25TermPart(triples[i + 1]!, length, avgdl);
     }
-    this.postings += triples.length / 3;
   }
 
   /**
@@ -128,7 +121,6 @@ export class PostingScores {
       if (best.beats(score) && live(r)) best.add(score);
     }
     this.#count = 0;
-    this.postings = 0;
     const cut = best.kth() - slack;
     const rowids = new Float64Array(count);
     const ranks = new Float64Array(count);
