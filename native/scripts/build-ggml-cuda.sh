@@ -35,7 +35,7 @@ cmake -S "$src" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD
 cmake --build "$build" --target ggml-cuda -j "$(nproc)"
 so="$(find "$build" -name libggml-cuda.so | head -1)"
 [ -n "$so" ] || { echo "the build made no libggml-cuda.so (see $build)" >&2; exit 1; }
-[ -f "$pkg/libggml-cuda.so.npm" ] || cp "$pkg/libggml-cuda.so" "$pkg/libggml-cuda.so.npm"
+[ -f "$pkg/libggml-cuda.so.npm" ] || [ ! -f "$pkg/libggml-cuda.so" ] || cp "$pkg/libggml-cuda.so" "$pkg/libggml-cuda.so.npm"
 cp "$so" "$pkg/libggml-cuda.so"
 echo
 echo "libggml-cuda.so for $archs is in $pkg (the npm one kept as libggml-cuda.so.npm)."
