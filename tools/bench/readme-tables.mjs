@@ -46,7 +46,7 @@ export const BLOCKS = {
   "embed-workers": { files: ["embed-workers-stories260K.json"], render: embedWorkersBlock },
   "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
-  "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json"], render: throughputBlock },
+  "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
   "attribution-bench": { files: ["attribution-bench-f16.json"], render: attributionBenchBlock },
   // The demo's own output, from one recorded run (tools/bench/demo-run.mjs).
@@ -420,8 +420,11 @@ function throughputBlock(results) {
   const lines = [];
   for (const { data } of results) {
     const s = data.settings;
+    const backend = data.run.backend;
+    const on = backend ? ` on ${backend.label}${backend.devices.length > 0 ? ` (${backend.devices.join(", ")}, gpu layers ${backend.gpu_layers})` : ""}` : "";
+    const embedder = s.embedder && s.embedder !== "use-lite" ? `, store embedder ${basename(s.embedder.replace(/^gguf:/, ""))}` : "";
     lines.push(
-      `\`${basename(data.model)}\`: the same ${s.asks} Asks (demo corpus, k = ${s.k}, ${s.max_tokens} new tokens, ${s.threads} engine threads) through one embedded ` +
+      `\`${basename(data.model)}\`${on}: the same ${s.asks} Asks (demo corpus, k = ${s.k}, ${s.max_tokens} new tokens, ${s.threads} engine threads${embedder}) through one embedded ` +
         `gateway at each concurrency; ${s.sequences_per_ask} sequences of ${thousands(s.cells_per_sequence)} KV cells per Ask in flight.`,
       "",
       "| concurrency | Asks/minute | decode calls per Ask | rows per call | ms per call | µs per row | time in llama_decode | calls with several jobs | latency p50 s | p95 s | CPU s / core-s offered | answers, selections, α tables as at 1 |",
