@@ -3,6 +3,7 @@
 //
 //   node tools/bench/index-bench.mjs [--chunks 50000] [--dims 512] [--queries 200] [--exhaustive-queries 50]
 //                                    [--search-threads 2] [--ingest-group 32] [--dir DIR] [--use-lite-sample 64]
+//                                    [--quantization f32|f16]   (default: a new store's default)
 //
 // Store costs (SQLite + FTS5 + usearch) are measured with a fast hashed embedder of the same dimension as
 // USE-lite, so large stores ingest in minutes instead of the hours USE-lite needs on two CPU cores; USE-lite's
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     "ingest-group": { type: "string", default: "32" },
     dir: { type: "string" },
     "use-lite-sample": { type: "string", default: "64" },
+    quantization: { type: "string" },
   },
 });
 // Read when the code was loaded, not at the end: the commit and tree state of what actually ran.
@@ -55,7 +57,13 @@ const percentile = (xs, p) => {
 };
 
 const dir = values.dir ?? mkdtempSync(join(tmpdir(), "attr-rag-index-bench-"));
-const store = await ChunkStore.open(join(dir, "store"), { create: true, embedder: { id: `bench-hashed-${dims}`, dimensions: dims }, embed });
+if (values.quantization !== undefined && !["f32", "f16"].includes(values.quantization)) throw new Error("--quantization must be f32 or f16");
+const store = await ChunkStore.open(join(dir, "store"), {
+  create: true,
+  embedder: { id: `bench-hashed-${dims}`, dimensions: dims },
+  embed,
+  ...(values.quantization ? { quantization: values.quantization } : {}),
+});
 let chunks = store.stats().chunks;
 let docs = 0;
 const t0 = performance.now();
@@ -161,6 +169,7 @@ console.log(
     chunks: stats.chunks,
     documents: stats.documents,
     dimensions: dims,
+    quantization: stats.quantization,
     search_threads: searchThreads,
     bytes_on_disk: bytesOnDisk,
     ingest: { seconds: ingestSeconds, chunks_per_s: stats.chunks / ingestSeconds, group: ingestGroup, windows, note: "hashed embedder: store cost only" },

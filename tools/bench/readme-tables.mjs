@@ -282,7 +282,7 @@ function indexBlock(results) {
   const [{ data }] = results;
   const u = data.use_lite;
   return [
-    `${thousands(data.chunks)} chunks in ${thousands(data.documents)} synthetic documents over a Zipf vocabulary, ${data.dimensions}-d vectors;`,
+    `${thousands(data.chunks)} chunks in ${thousands(data.documents)} synthetic documents over a Zipf vocabulary, ${data.dimensions}-d ${data.quantization ?? "f32"} vectors;`,
     `the store's own costs are measured with a fast hashed embedder. Ingest: ${fixed(data.ingest.chunks_per_s, 0)} chunks/s`,
     `(SQLite + FTS5 + usearch, ${fixed(data.ingest.seconds, 0)} s).` +
       (u ? ` USE-lite itself embeds ${fixed(u.chunks_per_s, 1)} chunks/s of 1,000 characters and a query in ${fixed(u.query_embed_p50_ms, 0)} ms (p50).` : ""),
@@ -312,7 +312,7 @@ function indexScaleBlock(results) {
   const header = (d) => {
     const w = d.ingest.windows.map((x) => fixed(x.chunks_per_s, 0));
     return (
-      `- **${thousands(d.chunks)} chunks** (${thousands(d.documents)} synthetic documents, ${d.dimensions}-d hashed vectors, ${fixed(d.bytes_on_disk / 2 ** 20, 0)} MiB on disk): ` +
+      `- **${thousands(d.chunks)} chunks** (${thousands(d.documents)} synthetic documents, ${d.dimensions}-d hashed ${d.quantization ?? "f32"} vectors, ${fixed(d.bytes_on_disk / 2 ** 20, 0)} MiB on disk): ` +
       `ingest ${fixed(d.ingest.chunks_per_s, 0)} chunks/s overall, ${d.ingest.group} documents per transaction; per tenth of the way: ${w.join(", ")} ` +
       `(slowest ${fixed(Math.min(...d.ingest.windows.map((x) => x.chunks_per_s)), 0)}).`
     );

@@ -13,3 +13,10 @@ export function nonNegativeInt(name: string, value: string): number {
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new CliError(`${name} must be an integer ≥ 0, got "${value}"`);
   return n;
 }
+
+/** Parses --quantization (the vector element type a new store is created with). */
+export function parseQuantization(value: string | undefined): "f32" | "f16" | undefined {
+  if (value === undefined) return undefined;
+  if (value === "f32" || value === "f16") return value;
+  throw new CliError(`--quantization must be f32 or f16, got "${value}"`);
+}

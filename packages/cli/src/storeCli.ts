@@ -1,5 +1,5 @@
 // What every store-backed command (ingest, search, eval, index serve) needs from the index package, as CLI errors.
-import { createEmbedder, EmbedderMismatchError, EmbeddingError, InvalidQueryError, StoreError, StoreNotFoundError, type Embedder } from "@attr-rag/index";
+import { createEmbedder, EmbedderMismatchError, EmbeddingError, InvalidQueryError, StoreConfigMismatchError, StoreError, StoreNotFoundError, type Embedder } from "@attr-rag/index";
 import { CliError } from "./cliError.js";
 
 /**
@@ -7,7 +7,7 @@ import { CliError } from "./cliError.js";
  * (a locked or damaged store, a failing embedder) exit 1. Other errors pass through unchanged.
  */
 export function storeErrorToCli(err: unknown): unknown {
-  if (err instanceof StoreNotFoundError || err instanceof EmbedderMismatchError || err instanceof InvalidQueryError) {
+  if (err instanceof StoreNotFoundError || err instanceof EmbedderMismatchError || err instanceof StoreConfigMismatchError || err instanceof InvalidQueryError) {
     return new CliError(err.message, 2, { cause: err });
   }
   if (err instanceof StoreError) return new CliError(err.message, 1, { cause: err });

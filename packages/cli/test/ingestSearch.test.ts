@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shippedModelPath } from "@attr-rag/engine";
+import { ChunkStore } from "@attr-rag/index";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 const CORPUS = fileURLToPath(new URL("../../../examples/demo-corpus/corpus.jsonl", import.meta.url));
@@ -94,6 +95,29 @@ describe("attr-rag ingest", () => {
     expect(query.stderr).toMatch(/not "gguf:stories260K\.gguf@\d+"/);
     const after = JSON.parse(run(["ingest", "--store", store, "--json", CORPUS]).stdout);
     expect(after).toMatchObject({ unchanged: 32, indexed: 0, store: { documents: 32, chunks: JSON.parse(firstIngest.stdout).chunks } });
+  });
+
+  it("cli ingest --quantization - f16 by default, f32 on request; a bad value, or changing a store's, is exit 2", async () => {
+    const one = join(dir, "titration.md");
+    writeFileSync(one, "# Titration\n\nAdd the base drop by drop until the indicator turns pale pink.");
+    const bad = run(["ingest", "--store", join(dir, "q-bad"), "--quantization", "f8", one]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--quantization must be f32 or f16, got "f8"/);
+    expect(existsSync(join(dir, "q-bad"))).toBe(false);
+    const f32 = join(dir, "q-f32");
+    const made = run(["ingest", "--store", f32, "--quantization", "f32", "--json", one]);
+    expect(made.code, made.stderr).toBe(0);
+    const change = run(["ingest", "--store", f32, "--quantization", "f16", one]);
+    expect(change.code).toBe(2);
+    expect(change.stderr).toMatch(/holds f32 vectors, not f16; quantization is fixed when a store is created/);
+    for (const [path, type] of [[store, "f16"], [f32, "f32"]] as const) {
+      const opened = await ChunkStore.open(path);
+      try {
+        expect(opened.stats().quantization).toBe(type);
+      } finally {
+        await opened.close();
+      }
+    }
   });
 });
 

@@ -44,6 +44,11 @@ export class EmbedderMismatchError extends StoreError {
   }
 }
 
+/** The caller asked an existing store for a setting fixed at its creation (chunker, vector type) with another value. */
+export class StoreConfigMismatchError extends StoreError {
+  override name = "StoreConfigMismatchError";
+}
+
 /** A search argument is malformed: empty query, k out of range, wrong vector length, bad filter. */
 export class InvalidQueryError extends StoreError {
   override name = "InvalidQueryError";

@@ -15,6 +15,7 @@ export {
   DocumentNotFoundError,
   DocumentReadError,
   EmbedderMismatchError,
+  StoreConfigMismatchError,
   EmbeddingError,
   InvalidDocumentError,
   InvalidQueryError,

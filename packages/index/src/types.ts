@@ -33,7 +33,7 @@ export interface OpenStoreOptions {
   readonly embed?: EmbedFunction;
   /** Chunker settings, fixed when the store is created (recorded in meta; a different value later is an error). */
   readonly chunker?: ChunkerOptions;
-  /** Vector element type, fixed at creation. Default "f32". */
+  /** Vector element type, fixed at creation. Default "f16" (stores created before that default keep "f32"). */
   readonly quantization?: VectorQuantization;
   /** Save the vector file after this many document writes (it is always saved on flush() and close()). Default 100. */
   readonly saveEvery?: number;

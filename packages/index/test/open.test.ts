@@ -6,6 +6,7 @@ import {
   ChunkStore,
   EmbedderMismatchError,
   StoreClosedError,
+  StoreConfigMismatchError,
   StoreError,
   StoreLockedError,
   StoreNotFoundError,
@@ -82,19 +83,24 @@ describe("open", () => {
   it("config - chunker and quantization are fixed at creation", async () => {
     using tmp = tempDir();
     const dir = await buildStore(tmp.path, 1);
+    await expect(ChunkStore.open(dir, { chunker: { maxChars: 500 } })).rejects.toThrow(StoreConfigMismatchError);
     await expect(ChunkStore.open(dir, { chunker: { maxChars: 500 } })).rejects.toThrow(/chunker settings are fixed/);
-    await expect(ChunkStore.open(dir, { quantization: "f16" })).rejects.toThrow(/quantization is fixed/);
+    await expect(ChunkStore.open(dir, { quantization: "f32" })).rejects.toThrow(/store .* holds f16 vectors, not f32; quantization is fixed/);
   });
 
-  it("config - an f16 store stores half-size vectors and still finds a chunk by its own embedding", async () => {
+  it("config - new stores hold f16 vectors (half the f32 size, a chunk still found by its own embedding); an f32 store stays f32", async () => {
     using tmp = tempDir();
-    const f32 = await buildStore(join(tmp.path, "a"), 3);
-    const f16 = await buildStore(join(tmp.path, "b"), 3, { quantization: "f16" });
+    const f32 = await buildStore(join(tmp.path, "a"), 3, { quantization: "f32" });
+    const f16 = await buildStore(join(tmp.path, "b"), 3);
     await using store = await ChunkStore.open(f16);
     expect(store.stats().quantization).toBe("f16");
     const chunk = store.getChunks("doc-0", 1, 1)[0]!;
     expect(store.searchDense(fakeEmbedVector(chunk.text), { k: 1 })[0]?.chunkId).toBe(chunk.id);
+    // A store that recorded f32 (one created before the default changed, or on request) is opened as f32
+    // without being told, and refuses to become f16.
+    await expect(ChunkStore.open(f32, { quantization: "f16" })).rejects.toThrow(/holds f32 vectors, not f16/);
     const f32Store = await ChunkStore.open(f32);
+    expect(f32Store.stats().quantization).toBe("f32");
     const [f32Size, f16Size] = [f32Store.stats().files.vectors, store.stats().files.vectors];
     await f32Store.close();
     expect(f16Size).toBeLessThan(f32Size - 12 * 64);
@@ -221,8 +227,10 @@ describe("open", () => {
       const fts = db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'chunks_fts'").get() as { sql: string };
       expect(fts.sql).toContain("tokenize = 'porter unicode61'");
       const meta = Object.fromEntries((db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
-      expect(meta).toMatchObject({ embedder_id: "fake-hashed-bow-64", dimensions: "64", quantization: "f32" });
+      expect(meta).toMatchObject({ embedder_id: "fake-hashed-bow-64", dimensions: "64", quantization: "f16" });
       expect(JSON.parse(meta["vector_file"]!)).toMatchObject({ size: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      // New stores' graph parameters (storeConfig.ts says why); stores that recorded others keep them.
+      expect(JSON.parse(meta["hnsw"]!)).toEqual({ connectivity: 16, expansionAdd: 64, expansionSearch: 96 });
     } finally {
       db.close();
     }

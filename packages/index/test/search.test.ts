@@ -197,7 +197,7 @@ describe("search", () => {
       documents: 8,
       embedder: { id: "fake-hashed-bow-64", dimensions: 64 },
       dimensions: 64,
-      quantization: "f32",
+      quantization: "f16",
       chunker: CHUNKER,
       missingVectors: 0,
       unsavedVectorChanges: false,

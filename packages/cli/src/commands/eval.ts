@@ -14,6 +14,7 @@ import {
 } from "@attr-rag/index";
 import { describeRun } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
+import { parseQuantization } from "../parseArgs.js";
 import { formatTune, fusionGrid, TUNE_RECALL_K, tuneFusion, tuneJson, type TuneResult } from "../eval/tuneFusion.js";
 import { registerEvalAttributionCommand } from "./evalAttribution.js";
 import { ingestCorpus, loadQuestions, scanCorpus, type EvalQuestion } from "../eval/evalInputs.js";
@@ -104,6 +105,7 @@ interface EvalOptions {
   k: string;
   mode: string;
   embedder: string;
+  quantization?: string;
   json?: boolean;
   tune?: boolean;
 }
@@ -208,11 +210,13 @@ export function registerEvalCommand(program: Command): void {
     .option("--k <list>", "doc-level cut-offs for Recall@k", "1,5,10,30")
     .option("--mode <mode>", `${EVAL_MODES.join(" | ")} | all`, "all")
     .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match --store's)", "use-lite")
+    .option("--quantization <type>", "vector element type of a store this creates: f16 | f32 (default f16)")
     .option("--json", "print the report as one JSON line")
     .option("--tune", "fit hybrid's fusion on these questions and record it in --store for ask/search/serve")
     .action(async (o: EvalOptions) => {
       const run = describeRun(); // the commit and tree state of the code that was loaded, read before the work
       const ks = parseKList(o.k);
+      const quantization = parseQuantization(o.quantization);
       const modes = parseModes(o.mode);
       if (o.tune && o.store === undefined) {
         throw new CliError("--tune records the fitted fusion in the store it evaluates, so it needs --store DIR (a temporary store would be thrown away)");
@@ -238,6 +242,7 @@ export function registerEvalCommand(program: Command): void {
             create: true,
             embedder: { id: embedder.id, dimensions: embedder.dimensions },
             embed: (texts) => embedder.embed(texts),
+            ...(quantization ? { quantization } : {}),
           }).catch((err: unknown) => {
             throw storeErrorToCli(err);
           });

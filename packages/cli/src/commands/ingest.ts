@@ -2,13 +2,14 @@ import type { Command } from "commander";
 import { ChunkStore, DEFAULT_MAX_FILE_BYTES, measureSources, readDocuments, type Embedder, type UpsertStatus } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
-import { positiveInt } from "../parseArgs.js";
+import { parseQuantization, positiveInt } from "../parseArgs.js";
 import { progressBar } from "../progressBar.js";
 
 interface IngestOptions {
   store: string;
   embedder: string;
   maxChars?: string;
+  quantization?: string;
   maxFileMb?: string;
   json?: boolean;
 }
@@ -32,10 +33,12 @@ export function registerIngestCommand(program: Command): void {
     .requiredOption("--store <dir>", "store directory (created when missing)")
     .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match the store's)", "use-lite")
     .option("--max-chars <n>", "largest chunk in characters, fixed when the store is created (default 1000)")
+    .option("--quantization <type>", "vector element type, f16 | f32, fixed when the store is created (default f16)")
     .option("--max-file-mb <n>", "refuse files larger than this", String(DEFAULT_MAX_FILE_BYTES / 1024 / 1024))
     .option("--json", "print the summary as JSON")
     .action(async (paths: string[], o: IngestOptions) => {
       const maxChars = o.maxChars === undefined ? undefined : positiveInt("--max-chars", o.maxChars);
+      const quantization = parseQuantization(o.quantization);
       const maxFileBytes = positiveInt("--max-file-mb", o.maxFileMb ?? "200") * 1024 * 1024;
       const embedder = await startEmbedder(o.embedder);
       try {
@@ -44,6 +47,7 @@ export function registerIngestCommand(program: Command): void {
           embedder: { id: embedder.id, dimensions: embedder.dimensions },
           embed: (texts) => embedder.embed(texts),
           ...(maxChars ? { chunker: { maxChars } } : {}),
+          ...(quantization ? { quantization } : {}),
         }).catch((err: unknown) => {
           throw storeErrorToCli(err);
         });

@@ -4,6 +4,7 @@ import {
   DocumentNotFoundError,
   DocumentReadError,
   EmbedderMismatchError,
+  StoreConfigMismatchError,
   InvalidDocumentError,
   InvalidQueryError,
   StoreClosedError,
@@ -40,7 +41,7 @@ function knownCode(err: unknown): status | undefined {
   if (err instanceof ServiceError) return err.code;
   if (err instanceof InvalidQueryError || err instanceof InvalidDocumentError || err instanceof DocumentReadError) return status.INVALID_ARGUMENT;
   if (err instanceof DocumentNotFoundError || err instanceof StoreNotFoundError) return status.NOT_FOUND;
-  if (err instanceof EmbedderMismatchError || err instanceof VectorsIncompleteError) return status.FAILED_PRECONDITION;
+  if (err instanceof EmbedderMismatchError || err instanceof StoreConfigMismatchError || err instanceof VectorsIncompleteError) return status.FAILED_PRECONDITION;
   if (err instanceof StoreClosedError || err instanceof StoreLockedError) return status.UNAVAILABLE;
   if (err instanceof Error && err.name === "AbortError") return status.CANCELLED;
   if (err instanceof Error && err.name === "TimeoutError") return status.DEADLINE_EXCEEDED;

@@ -1,18 +1,33 @@
 import { chunkDocument, DEFAULT_CHUNKER_OPTIONS, type ChunkerOptions } from "@attr-rag/core";
-import { EmbedderMismatchError, StoreError } from "../errors.js";
+import { EmbedderMismatchError, StoreConfigMismatchError, StoreError } from "../errors.js";
 import { validateFusion, type FusionSettings } from "../search/fusionSettings.js";
 import type { EmbedderInfo, OpenStoreOptions, VectorQuantization } from "../types.js";
 import { deleteMeta, readMeta, writeMeta } from "./meta.js";
 import type { Db } from "./openDatabase.js";
 
-/** HNSW graph parameters (usearch's own defaults, written out so a store never depends on them changing). */
+/** HNSW graph parameters, recorded per store (usearch's defaults would change under us with its versions). */
 export interface HnswParams {
   readonly connectivity: number;
   readonly expansionAdd: number;
   readonly expansionSearch: number;
 }
 
-export const DEFAULT_HNSW: HnswParams = { connectivity: 16, expansionAdd: 128, expansionSearch: 64 };
+/**
+ * New stores: a graph built with half usearch's default expansion (64, not 128) and searched with a wider one
+ * (96, not 64). Insertion was most of ingest's cost at scale; on 100 k of the benchmark's 512-d f16 vectors this
+ * inserts twice as fast (4,117 vs 2,069 inserts/s over the last quarter, two threads) with the same recall@10
+ * against exact cosine (0.653 vs 0.654, 100 questions) and the same search time (~0.5 ms): recall follows the
+ * search's expansion far more than the build's. Stores created before keep the parameters they recorded
+ * (connectivity 16, expansion 128 / 64).
+ */
+export const DEFAULT_HNSW: HnswParams = { connectivity: 16, expansionAdd: 64, expansionSearch: 96 };
+
+/**
+ * New stores keep f16 vectors: half the memory and file of f32, and faster inserts (50 k vectors: 1,986 →
+ * 4,121 inserts/s, recall@10 0.700 → 0.707). Unit vectors lose nothing a ranking can see at f16's precision
+ * (a cosine moves by ~1e-4). Stores created before keep what they recorded.
+ */
+export const DEFAULT_QUANTIZATION: VectorQuantization = "f16";
 
 /** Everything fixed when a store is created; recorded in `meta` and checked on every open. */
 export interface StoreConfig {
@@ -44,14 +59,14 @@ export function loadOrInitConfig(db: Db, options: OpenStoreOptions, storeDir: st
   if (options.chunker) {
     const wanted = normalizeChunker(options.chunker);
     if (wanted.maxChars !== stored.chunker.maxChars || wanted.overlapChars !== stored.chunker.overlapChars) {
-      throw new StoreError(
+      throw new StoreConfigMismatchError(
         `store ${storeDir} chunks with ${JSON.stringify(stored.chunker)}, not ${JSON.stringify(wanted)}; ` +
           `chunker settings are fixed when a store is created — omit the option or ingest into a new store`,
       );
     }
   }
   if (options.quantization && options.quantization !== stored.quantization) {
-    throw new StoreError(
+    throw new StoreConfigMismatchError(
       `store ${storeDir} holds ${stored.quantization} vectors, not ${options.quantization}; quantization is fixed when a store is created`,
     );
   }
@@ -65,7 +80,7 @@ function initConfig(db: Db, options: OpenStoreOptions, storeDir: string): StoreC
   const config: StoreConfig = {
     embedder: { id: options.embedder.id, dimensions: options.embedder.dimensions },
     chunker: normalizeChunker(options.chunker ?? {}),
-    quantization: options.quantization ?? "f32",
+    quantization: options.quantization ?? DEFAULT_QUANTIZATION,
     hnsw: DEFAULT_HNSW,
   };
   writeMeta(db, {
