@@ -46,7 +46,7 @@ export const BLOCKS = {
   "embed-workers": { files: ["embed-workers-stories260K.json"], render: embedWorkersBlock },
   "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
-  "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json"], render: throughputBlock },
+  "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json", "throughput-qwen2-0.5b-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
   "attribution-bench": { files: ["attribution-bench-f16.json"], render: attributionBenchBlock },
   // The demo's own output, from one recorded run (tools/bench/demo-run.mjs).
