@@ -1,4 +1,6 @@
 import { CliError } from "./cliError.js";
+import { parseShardSpec, type ShardSpec } from "@attr-rag/core";
+import { MAX_INDEX_SHARDS } from "@attr-rag/contracts";
 
 /** Parses a positive integer option, naming the option in the error. */
 export function positiveInt(name: string, value: string): number {
@@ -19,4 +21,13 @@ export function parseQuantization(value: string | undefined): "f32" | "f16" | un
   if (value === undefined) return undefined;
   if (value === "f32" || value === "f16") return value;
   throw new CliError(`--quantization must be f32 or f16, got "${value}"`);
+}
+
+/** `--shard i/S` (shard i of S, from 0), exit 2 with the reason when malformed. */
+export function cliShardSpec(value: string): ShardSpec {
+  try {
+    return parseShardSpec(value, MAX_INDEX_SHARDS);
+  } catch (err) {
+    throw new CliError((err as Error).message, 2, { cause: err });
+  }
 }

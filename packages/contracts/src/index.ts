@@ -124,6 +124,9 @@ export {
 } from "./gen/attr_rag/v1/index_service.js";
 export type { IndexServiceServer } from "./gen/attr_rag/v1/index_service.js";
 
+// NATS: one shard of a sharded index
+export { FusionSettings, ShardSearchRequest, ShardSearchResponse, TermStats, TermStatsRequest } from "./gen/attr_rag/v1/index_shard.js";
+
 // gRPC: AttrRagService
 export {
   AskRequest,
@@ -218,6 +221,8 @@ export {
   DEAD_LETTER_STREAM,
   DEAD_LETTER_STREAM_SUBJECTS,
   INDEX_NATS_SERVICE,
+  indexShardNatsService,
+  MAX_INDEX_SHARDS,
   JOB_KINDS,
   JOBS_STREAM,
   JOBS_STREAM_SUBJECTS,

@@ -161,6 +161,37 @@ export const INDEX_NATS_SERVICE: NatsServiceInfo<"ingest" | "search" | "getChunk
   },
 };
 
+/** Most shards an index can be split into (a search asks every one). */
+export const MAX_INDEX_SHARDS = 64;
+
+/**
+ * One shard of a sharded index (`attr-rag index serve --nats --shard i/S`): the index endpoints plus the two a
+ * gateway needs to rank across shards (termStats, shardSearch), on subjects that name the shard and the
+ * shard count (`attr_rag.v1.index.shard.<S>.<i>.<endpoint>`), so a process started with another count is never
+ * asked. The replicas of one shard share its queue group.
+ */
+export function indexShardNatsService(shard: number, shards: number): NatsServiceInfo<"ingest" | "search" | "getChunks" | "deleteDocument" | "getStats" | "embedTexts" | "termStats" | "shardSearch"> {
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_INDEX_SHARDS) throw new RangeError(`the shard count must be an integer from 1 to ${MAX_INDEX_SHARDS}, got ${shards}`);
+  if (!Number.isInteger(shard) || shard < 0 || shard >= shards) throw new RangeError(`the shard must be an integer from 0 to ${shards - 1}, got ${shard}`);
+  const service = `index.shard.${shards}.${shard}`;
+  return {
+    name: "attr-rag-index",
+    version: "1.0.0",
+    description: `Attr-RAG index, shard ${shard} of ${shards}`,
+    queue: `attr-rag-index-${shard}-of-${shards}`,
+    endpoints: {
+      ingest: endpoint(service, "ingest", "IngestDocumentsRequest", "IngestDocumentsResponse"),
+      search: endpoint(service, "search", "SearchRequest", "SearchResponse"),
+      getChunks: endpoint(service, "get_chunks", "GetChunksRequest", "GetChunksResponse"),
+      deleteDocument: endpoint(service, "delete_document", "DeleteDocumentRequest", "DeleteDocumentResponse"),
+      getStats: endpoint(service, "get_stats", "GetStatsRequest", "GetStatsResponse"),
+      embedTexts: endpoint(service, "embed_texts", "EmbedTextsRequest", "EmbedTextsResponse"),
+      termStats: endpoint(service, "term_stats", "TermStatsRequest", "TermStats"),
+      shardSearch: endpoint(service, "shard_search", "ShardSearchRequest", "ShardSearchResponse"),
+    },
+  };
+}
+
 // Batches (distributed mode): items wait in a work queue that every gateway's batch runner pulls from, results
 // are kept in a stream (one subject per item, written once), batch records live in a key-value bucket.
 

@@ -27,6 +27,7 @@ export {
 } from "./retrieval/rankingMetrics.js";
 export { DEFAULT_RRF_K, reciprocalRankFusion, type FusedHit } from "./retrieval/reciprocalRankFusion.js";
 export { convexScoreFusion, type ScoredId } from "./retrieval/convexScoreFusion.js";
+export { parseShardSpec, shardOf, type ShardSpec } from "./retrieval/shardOf.js";
 export {
   occludeSegments,
   occlusionPrompts,

@@ -14,7 +14,9 @@ import { DenseSearch } from "./search/denseSearch.js";
 import { fuseHits, hybridCandidates } from "./search/fuseHits.js";
 import { DEFAULT_FUSION, validateFusion, type FusionSettings } from "./search/fusionSettings.js";
 import { hybridFusion } from "./search/hybridFusion.js";
-import { MAX_K, validateFilters, validateK, validateQueryText, validateQueryVector } from "./search/searchOptions.js";
+import { MAX_K, validateCorpus, validateFilters, validateK, validateQueryText, validateQueryVector } from "./search/searchOptions.js";
+import type { Bm25TermStats } from "./search/bm25Corpus.js";
+import { TermStatsReader } from "./search/termStats.js";
 import { DocumentRows } from "./sqlite/documentRows.js";
 import { migrate } from "./sqlite/migrations.js";
 import { openDatabase, type Db } from "./sqlite/openDatabase.js";
@@ -64,6 +66,7 @@ export class ChunkStore {
   readonly #rows: DocumentRows;
   readonly #bm25: Bm25Search;
   readonly #bm25TopK: Bm25TopK;
+  readonly #termStats: TermStatsReader;
   readonly #postings: TermPostingsWriter;
   #pool: Bm25Pool | undefined;
   readonly #dense: DenseSearch;
@@ -86,6 +89,7 @@ export class ChunkStore {
     this.#rows = new DocumentRows(db);
     this.#bm25 = new Bm25Search(db);
     this.#bm25TopK = new Bm25TopK(db, this.#bm25, { ownScan: options.bm25OwnScan });
+    this.#termStats = new TermStatsReader(db);
     this.#postings = new TermPostingsWriter(db, options.postingsBatch);
     this.#dense = new DenseSearch(db);
     this.#embedBatchSize = options.embedBatchSize ?? DEFAULT_EMBED_BATCH_SIZE;
@@ -273,7 +277,7 @@ export class ChunkStore {
   /** BM25 over chunk text. The query is free text: FTS5 operators in it are treated as words. */
   searchBm25(query: string, options: SearchOptions): SearchHit[] {
     const r = this.#bm25Request(query, options, "searchBm25");
-    return this.#bm25Method(r.method).search(r.query, r.k, r.filters);
+    return this.#bm25Search(r);
   }
 
   /**
@@ -282,7 +286,7 @@ export class ChunkStore {
    */
   async searchBm25Async(query: string, options: SearchOptions): Promise<SearchHit[]> {
     const r = this.#bm25Request(query, options, "searchBm25");
-    return this.#pool === undefined ? this.#bm25Method(r.method).search(r.query, r.k, r.filters) : this.#pool.search(r);
+    return this.#pool === undefined ? this.#bm25Search(r) : this.#pool.search(r);
   }
 
   /**
@@ -300,7 +304,24 @@ export class ChunkStore {
   #bm25Request(query: string, options: SearchOptions, what: string): Bm25PoolRequest {
     this.#assertOpen(what);
     const k = validateK(options?.k, what);
-    return { query: validateQueryText(query, what), k, filters: validateFilters(options, what), method: validBm25Method(options, what) };
+    const method = validBm25Method(options, what);
+    const corpus = options.corpus === undefined ? undefined : validateCorpus(options.corpus, what);
+    if (corpus !== undefined && method === "exhaustive") throw new InvalidQueryError(`${what}: corpus statistics need bm25Method "topk" (FTS5's exhaustive ranking reads the store's own)`);
+    return { query: validateQueryText(query, what), k, filters: validateFilters(options, what), method, ...(corpus !== undefined ? { corpus } : {}) };
+  }
+
+  #bm25Search(r: Bm25PoolRequest): SearchHit[] {
+    return r.method === "topk" ? this.#bm25TopK.search(r.query, r.k, r.filters, r.corpus) : this.#bm25.search(r.query, r.k, r.filters);
+  }
+
+  /**
+   * The store's BM25 figures for a query's tokens (rows, tokens, each token's document frequency): a shard's
+   * part of the corpus-wide statistics a sharded index ranks with (see Bm25Corpus).
+   */
+  termStats(query: string): Bm25TermStats {
+    const what = "termStats";
+    this.#assertOpen(what);
+    return this.#termStats.of(validateQueryText(query, what));
   }
 
   /** Cosine nearest neighbours of a query vector made by the store's embedder. */
@@ -319,7 +340,7 @@ export class ChunkStore {
    */
   searchHybrid(query: string, queryVector: Float32Array, options: HybridSearchOptions): SearchHit[] {
     const h = this.#hybridRequest(query, queryVector, options);
-    const bm25 = this.#bm25Method(h.bm25.method).search(h.bm25.query, h.bm25.k, h.bm25.filters);
+    const bm25 = this.#bm25Search(h.bm25);
     return fuseHits(bm25, this.#dense.search(this.#vectors.index, h.vector, h.bm25.k, h.bm25.filters), h.k, h.fusion);
   }
 
@@ -360,6 +381,12 @@ export class ChunkStore {
     this.#assertOpen("fusion");
     if (this.#storedFusion.error !== undefined) throw new StoreError(this.#storedFusion.error);
     return this.#storedFusion.fusion ?? DEFAULT_FUSION;
+  }
+
+  /** The fusion a hybrid search with these options would use (see HybridSearchOptions). */
+  fusionFor(options: Pick<HybridSearchOptions, "fusion" | "rrfK" | "bm25Weight">): FusionSettings {
+    this.#assertOpen("fusionFor");
+    return hybridFusion(options as HybridSearchOptions, () => this.fusion, this.#storedFusion.fusion, "searchHybrid");
   }
 
   /** Whether the store records its own fusion (false: DEFAULT_FUSION applies). */

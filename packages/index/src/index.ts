@@ -54,8 +54,11 @@ export {
   type StartIndexServerOptions,
 } from "./service/index.js";
 export { SCHEMA_VERSION } from "./sqlite/migrations.js";
-export { serveIndexOverNats } from "./nats/indexOverNats.js";
+export { serveIndexOverNats, serveIndexShardOverNats } from "./nats/indexOverNats.js";
 export { NatsIndex } from "./nats/natsIndex.js";
+export { ShardedNatsIndex } from "./nats/shardedNatsIndex.js";
+export type { RemoteIndex } from "./nats/remoteIndex.js";
+export { sumTermStats, type Bm25Corpus, type Bm25TermStats } from "./search/bm25Corpus.js";
 export { createIndexServiceOverNats } from "./nats/indexServiceOverNats.js";
 export { DEFAULT_EMBED_BATCH_SIZE, DEFAULT_SAVE_EVERY } from "./store/validateOpenOptions.js";
 export { StoreLock } from "./store/storeLock.js";

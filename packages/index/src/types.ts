@@ -1,4 +1,5 @@
 import type { ChunkerOptions } from "@attr-rag/core";
+import type { Bm25Corpus } from "./search/bm25Corpus.js";
 import type { FusionSettings } from "./search/fusionSettings.js";
 
 /** Which embedder built (or queries) a store. Vectors of different embedders are never mixed. */
@@ -106,6 +107,11 @@ export interface SearchOptions extends SearchFilters {
    * has FTS5 score every row holding a query word (the reference the top-k is tested and benchmarked against).
    */
   readonly bm25Method?: "topk" | "exhaustive";
+  /**
+   * Corpus-wide BM25 statistics to score with instead of the store's own (a shard of a sharded index: the
+   * gateway sums every shard's termStats), so scores equal those of one store holding every shard's rows.
+   */
+  readonly corpus?: Bm25Corpus;
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { Command } from "commander";
-import { ChunkStore, LocalIndex, serveIndexOverNats, startIndexServer, StoreNotFoundError, type Embedder, type IndexServerHandle } from "@attr-rag/index";
+import { ChunkStore, LocalIndex, serveIndexOverNats, serveIndexShardOverNats, startIndexServer, StoreNotFoundError, type Embedder, type IndexServerHandle } from "@attr-rag/index";
 import { ConnectionWatch, type NatsConnection, type Service } from "@attr-rag/nats";
 import { NatsEngine, WorkerEmbedder } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
+import { cliShardSpec } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
@@ -14,6 +15,7 @@ interface IndexServeOptions extends NatsFlags {
   embedder: string;
   create?: boolean;
   searchThreads: string;
+  shard?: string;
 }
 
 /**
@@ -44,12 +46,14 @@ export function registerIndexServeCommand(program: Command): void {
     .option("--port <n>", "port to bind, 0 for a free one", "50051")
     .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match the store's)", "use-lite")
     .option("--create", "create an empty store when --store has none")
-    .option("--search-threads <n>", "threads BM25 searches run on, off the event loop (0: on it)", "2");
+    .option("--search-threads <n>", "threads BM25 searches run on, off the event loop (0: on it)", "2")
+    .option("--shard <i/S>", "with --nats: serve shard i of a sharded index of S shards (the gateway's --index-shards S)");
   addNatsOptions(serve, false).action(async (o: IndexServeOptions) => {
     const port = parsePort(o.port);
     const searchThreads = Number(o.searchThreads);
     if (!Number.isInteger(searchThreads) || searchThreads < 0 || searchThreads > 64) throw new CliError(`--search-threads must be an integer from 0 to 64, got ${JSON.stringify(o.searchThreads)}`, 2);
     if (o.host.trim() === "") throw new CliError("--host is empty");
+    const shard = o.shard === undefined ? undefined : cliShardSpec(o.shard);
     const embedder: Embedder = await startEmbedder(o.embedder);
     let server: IndexServerHandle | undefined;
     let store: ChunkStore | undefined;
@@ -68,6 +72,7 @@ export function registerIndexServeCommand(program: Command): void {
       });
       if (searchThreads > 0) await store.useSearchThreads(searchThreads);
       const nats = natsOptions(o, `attr-rag-index-${process.pid}`);
+      if (shard !== undefined && nats === undefined) throw new CliError("--shard needs --nats: a shard is one part of an index the gateway reaches over NATS", 2);
       // With NATS, a GGUF embedder's work goes to the workers serving it (its own process is the fallback).
       let served: Embedder = embedder;
       if (nats !== undefined) {
@@ -78,8 +83,9 @@ export function registerIndexServeCommand(program: Command): void {
         throw new CliError((err as Error).message, 1, { cause: err });
       });
       if (nc !== undefined) {
-        natsService = await serveIndexOverNats(nc, new LocalIndex(store, served).context);
-        process.stderr.write(`attr-rag: serving the index on NATS at ${nats!.url}\n`);
+        const ctx = new LocalIndex(store, served).context;
+        natsService = shard === undefined ? await serveIndexOverNats(nc, ctx) : await serveIndexShardOverNats(nc, ctx, shard);
+        process.stderr.write(`attr-rag: serving the index${shard === undefined ? "" : ` (shard ${shard.shard} of ${shard.shards})`} on NATS at ${nats!.url}\n`);
       }
       const stopped = untilSignal();
       process.stdout.write(`listening on ${server.address}\n`);

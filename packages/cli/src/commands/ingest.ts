@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { ChunkStore, DEFAULT_MAX_FILE_BYTES, measureSources, readDocuments, type Embedder, type UpsertStatus } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
-import { parseQuantization, positiveInt } from "../parseArgs.js";
+import { cliShardSpec, parseQuantization, positiveInt } from "../parseArgs.js";
+import { shardOf, type ShardSpec } from "@attr-rag/core";
 import { progressBar } from "../progressBar.js";
 
 interface IngestOptions {
@@ -11,6 +12,7 @@ interface IngestOptions {
   maxChars?: string;
   quantization?: string;
   maxFileMb?: string;
+  shard?: string;
   json?: boolean;
 }
 
@@ -35,8 +37,10 @@ export function registerIngestCommand(program: Command): void {
     .option("--max-chars <n>", "largest chunk in characters, fixed when the store is created (default 1000)")
     .option("--quantization <type>", "vector element type, f16 | f32, fixed when the store is created (default f16)")
     .option("--max-file-mb <n>", "refuse files larger than this", String(DEFAULT_MAX_FILE_BYTES / 1024 / 1024))
+    .option("--shard <i/S>", "keep only the documents of shard i of S (a sharded index's store, served with index serve --shard i/S)")
     .option("--json", "print the summary as JSON")
     .action(async (paths: string[], o: IngestOptions) => {
+      const shard = o.shard === undefined ? undefined : cliShardSpec(o.shard);
       const maxChars = o.maxChars === undefined ? undefined : positiveInt("--max-chars", o.maxChars);
       const quantization = parseQuantization(o.quantization);
       const maxFileBytes = positiveInt("--max-file-mb", o.maxFileMb ?? "200") * 1024 * 1024;
@@ -52,15 +56,15 @@ export function registerIngestCommand(program: Command): void {
           throw storeErrorToCli(err);
         });
         try {
-          const counts = await ingestPaths(store, embedder, paths, maxFileBytes);
+          const counts = await ingestPaths(store, embedder, paths, maxFileBytes, shard);
           const stats = store.stats();
           await store.close();
-          const summary = { ...counts, store: { documents: stats.documents, chunks: stats.chunks } };
+          const summary = { ...counts, ...(shard !== undefined ? { shard: `${shard.shard}/${shard.shards}` } : {}), store: { documents: stats.documents, chunks: stats.chunks } };
           if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
           else {
             process.stdout.write(
               `indexed ${counts.indexed}, replaced ${counts.replaced}, unchanged ${counts.unchanged}, updated ${counts.updated}, ` +
-                `skipped ${counts.skipped}, failed ${counts.failed}; ${counts.chunks} chunks written; ` +
+                `skipped ${counts.skipped}, failed ${counts.failed}${shard !== undefined ? `, other shards' ${counts.otherShards}` : ""}; ${counts.chunks} chunks written; ` +
                 `store ${store.path} holds ${stats.documents} documents, ${stats.chunks} chunks\n`,
             );
           }
@@ -74,8 +78,8 @@ export function registerIngestCommand(program: Command): void {
     });
 }
 
-async function ingestPaths(store: ChunkStore, embedder: Embedder, paths: string[], maxFileBytes: number): Promise<Counts & { chunks: number }> {
-  const counts = { indexed: 0, replaced: 0, unchanged: 0, updated: 0, skipped: 0, failed: 0, chunks: 0 };
+async function ingestPaths(store: ChunkStore, embedder: Embedder, paths: string[], maxFileBytes: number, shard?: ShardSpec): Promise<Counts & { chunks: number; otherShards: number }> {
+  const counts = { indexed: 0, replaced: 0, unchanged: 0, updated: 0, skipped: 0, failed: 0, chunks: 0, otherShards: 0 };
   const total = await measureSources(paths);
   const bar = progressBar("ingest");
   let bytesBefore = 0;
@@ -99,9 +103,12 @@ async function ingestPaths(store: ChunkStore, embedder: Embedder, paths: string[
       currentSize = item.fileSize;
     }
     try {
-      const result = await store.upsertDocument(item.document, (texts) => embedder.embed(texts));
-      counts[result.status]++;
-      if (result.status === "indexed" || result.status === "replaced") counts.chunks += result.chunkCount;
+      if (shard !== undefined && shardOf(item.document.id, shard.shards) !== shard.shard) counts.otherShards++;
+      else {
+        const result = await store.upsertDocument(item.document, (texts) => embedder.embed(texts));
+        counts[result.status]++;
+        if (result.status === "indexed" || result.status === "replaced") counts.chunks += result.chunkCount;
+      }
     } catch (err) {
       counts.failed++;
       process.stderr.write(`failed ${item.file} (${item.document.id}): ${(err as Error).message}\n`);

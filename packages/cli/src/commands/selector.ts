@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { NatsIndex } from "@attr-rag/index";
+import { MAX_INDEX_SHARDS } from "@attr-rag/contracts";
+import { NatsIndex, ShardedNatsIndex } from "@attr-rag/index";
 import { ConnectionWatch } from "@attr-rag/nats";
 import { serveSelectorOverNats } from "@attr-rag/selector";
 import { CliError } from "../cliError.js";
@@ -18,12 +19,15 @@ export function registerSelectorCommand(program: Command): void {
         "selects and fills gaps with chunks fetched from the index. Stateless: run as many as needed.",
       ].join("\n"),
     );
-  addNatsOptions(command, true).action(async (o: NatsFlags) => {
+  command.option("--index-shards <n>", "the index is split into this many shards (attr-rag index serve --shard i/S); unset = one index");
+  addNatsOptions(command, true).action(async (o: NatsFlags & { indexShards?: string }) => {
+    const shards = o.indexShards === undefined ? undefined : parseIndexShards(o.indexShards);
     const nats = natsOptions(o, `attr-rag-selector-${process.pid}`);
     if (nats === undefined) throw new CliError("--nats URL is required (or set ATTR_RAG_NATS)");
     const nc = await connectNatsCli(nats);
     try {
-      const index = new NatsIndex(nc, new ConnectionWatch(nc));
+      const watch = new ConnectionWatch(nc);
+      const index = shards === undefined ? new NatsIndex(nc, watch) : new ShardedNatsIndex(nc, shards, watch);
       const service = await serveSelectorOverNats(nc, index, (line) => process.stderr.write(`attr-rag: ${line}\n`));
       const stop = untilSignal();
       process.stdout.write(`selector ${service.info().id} serving on ${nats.url}\n`);
@@ -34,4 +38,10 @@ export function registerSelectorCommand(program: Command): void {
       await nc.drain().catch(() => nc.close());
     }
   });
+}
+
+function parseIndexShards(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_INDEX_SHARDS) throw new CliError(`--index-shards must be an integer from 1 to ${MAX_INDEX_SHARDS}, got ${JSON.stringify(text)}`, 2);
+  return n;
 }

@@ -76,6 +76,11 @@ export interface GatewayConfig {
   tlsKey?: string;
   /** Distributed mode: the NATS server(s) where the index, the workers and the selector are. */
   nats?: string;
+  /**
+   * Distributed: the index is split into this many shards (`attr-rag index serve --nats --shard i/S`); a search
+   * goes to every shard and is merged here. Unset: one index (`attr-rag index serve --nats`).
+   */
+  indexShards?: number;
   /** NATS credentials and TLS (distributed mode). */
   natsCreds?: string;
   natsUser?: string;

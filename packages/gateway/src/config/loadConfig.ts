@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ATTRIBUTION_METRICS, isAttributionMetric } from "@attr-rag/core";
-import { isSubjectToken } from "@attr-rag/contracts";
+import { isSubjectToken, MAX_INDEX_SHARDS } from "@attr-rag/contracts";
 import { MAX_QUERY_CHARS } from "@attr-rag/index";
 import { ConfigError } from "./ConfigError.js";
 import { DEFAULT_CONFIG, DISTRIBUTED_MAX_CONCURRENT_ASKS, type GatewayConfig } from "./gatewayConfig.js";
@@ -51,6 +51,7 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   tlsCert: { type: "string", help: "PEM certificate chain: serve TLS (with tlsKey)" },
   tlsKey: { type: "string", help: "PEM private key for tlsCert" },
   nats: { type: "string", help: "distributed mode: NATS URL(s); retrieval, engine and selection go over NATS (no store or model file here)" },
+  indexShards: { type: "int", min: 1, max: MAX_INDEX_SHARDS, help: "with nats: the index is split into this many shards (attr-rag index serve --shard i/S); unset = one index" },
   natsCreds: { type: "string", help: "NATS .creds file (JWT and nkey seed)" },
   natsUser: { type: "string", help: "NATS user (with natsPass)" },
   natsPass: { type: "string", help: "NATS password" },
@@ -98,6 +99,7 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
       );
     }
   }
+  if (!distributed && merged.indexShards !== undefined) throw new ConfigError("indexShards is for distributed mode (with nats); embedded, the gateway opens one store: drop --index-shards");
   if (distributed) {
     if (merged.stateDir !== undefined) throw new ConfigError("stateDir is for embedded mode; with nats, batches live in JetStream: drop --state-dir");
     if (merged.store !== undefined) throw new ConfigError("store is for embedded mode; with nats the index service (attr-rag index serve --nats) holds the store: drop --store");

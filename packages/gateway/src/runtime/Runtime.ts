@@ -1,5 +1,5 @@
 import { EngineContext, Model, resolveModel } from "@attr-rag/engine";
-import { ChunkStore, createEmbedder, LocalIndex, NatsIndex, type Embedder } from "@attr-rag/index";
+import { ChunkStore, createEmbedder, LocalIndex, NatsIndex, ShardedNatsIndex, type Embedder, type RemoteIndex } from "@attr-rag/index";
 import { connectNats, ConnectionWatch, type NatsConnection } from "@attr-rag/nats";
 import { LocalSelector, NatsSelector } from "@attr-rag/selector";
 import { LocalEngine, modelIdOf, NatsEngine } from "@attr-rag/worker";
@@ -45,7 +45,7 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
     readonly backends: Backends,
     readonly local: LocalResources | undefined,
     /** Distributed: the NATS connection, its watch, and the index reached over it (also behind the gateway's IndexService). */
-    readonly nats: { readonly connection: NatsConnection; readonly watch: ConnectionWatch; readonly index: NatsIndex } | undefined,
+    readonly nats: { readonly connection: NatsConnection; readonly watch: ConnectionWatch; readonly index: RemoteIndex } | undefined,
     private readonly batchLane: (gate: InteractiveGate) => Pick<Backends, "engine" | "reranker">,
   ) {}
 
@@ -125,7 +125,7 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
       const watch = new ConnectionWatch(connection);
       const engine = await NatsEngine.connect(connection, watch, { log });
       const reranker = config.reranker !== undefined ? new NatsReranker(config.reranker, engine, connection) : undefined;
-      const index = new NatsIndex(connection, watch);
+      const index = config.indexShards === undefined ? new NatsIndex(connection, watch) : new ShardedNatsIndex(connection, config.indexShards, watch);
       const backends: Backends = {
         index,
         engine,

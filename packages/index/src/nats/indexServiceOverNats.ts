@@ -11,7 +11,7 @@ import { ingestStreamHandler, type Outcome } from "../service/ingestDocuments.js
 import { resolveLimits, type IndexServiceLimits } from "../service/limits.js";
 import { stderrLog, type ServiceLog } from "../service/toGrpcStatus.js";
 import { unaryHandler } from "../service/unaryHandler.js";
-import type { NatsIndex } from "./natsIndex.js";
+import type { RemoteIndex } from "./remoteIndex.js";
 
 /** Room for the NATS protocol line and headers beside a forwarded document. */
 const NATS_OVERHEAD_BYTES = 4 * 1024;
@@ -33,7 +33,7 @@ async function inFlight<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 }
 
 export function createIndexServiceOverNats(
-  index: NatsIndex,
+  index: RemoteIndex,
   nc: NatsConnection,
   limits: Partial<IndexServiceLimits> = {},
   log: ServiceLog = stderrLog,

@@ -8,50 +8,86 @@ import {
   GetStatsRequest,
   GetStatsResponse,
   INDEX_NATS_SERVICE,
+  indexShardNatsService,
   IngestDocumentsRequest,
   IngestDocumentsResponse,
   SearchRequest,
   SearchResponse,
+  ShardSearchRequest,
+  ShardSearchResponse,
+  TermStats,
+  TermStatsRequest,
   type NatsEndpoint,
 } from "@attr-rag/contracts";
+import type { ShardSpec } from "@attr-rag/core";
 import { RemoteError, requestProto, type ConnectionWatch, type NatsConnection, type ProtoCodec } from "@attr-rag/nats";
-import type { IndexBackend } from "../service/indexBackend.js";
+import type { RemoteIndex } from "./remoteIndex.js";
 import { ServiceError } from "../service/ServiceError.js";
 
 /**
  * The index reached over NATS (`attr-rag index serve --nats`): the IndexBackend the distributed gateway and
  * the selector use. Failures come back as the same ServiceError (gRPC status and message) as in-process.
  */
-export class NatsIndex implements IndexBackend {
+export class NatsIndex implements RemoteIndex {
+  readonly #endpoints: Partial<Record<keyof ReturnType<typeof indexShardNatsService>["endpoints"], NatsEndpoint>>;
+  readonly #label: string;
+  readonly #startHint: string;
+
   constructor(
     private readonly nc: NatsConnection,
     private readonly watch?: ConnectionWatch,
     private readonly timeoutMs = 60_000,
-  ) {}
+    shard?: ShardSpec,
+  ) {
+    this.#endpoints = shard === undefined ? INDEX_NATS_SERVICE.endpoints : indexShardNatsService(shard.shard, shard.shards).endpoints;
+    this.#label = shard === undefined ? "the index" : `index shard ${shard.shard} of ${shard.shards}`;
+    this.#startHint = shard === undefined ? "`attr-rag index serve --store DIR --nats URL`" : `\`attr-rag index serve --store DIR --nats URL --shard ${shard.shard}/${shard.shards}\``;
+  }
+
+  /** One shard of a sharded index (`attr-rag index serve --nats --shard i/S`). */
+  static shard(nc: NatsConnection, shard: ShardSpec, watch?: ConnectionWatch, timeoutMs = 60_000): NatsIndex {
+    return new NatsIndex(nc, watch, timeoutMs, shard);
+  }
+
+  /** This shard's BM25 figures for a query's tokens (a shard only). */
+  termStats(request: TermStatsRequest, signal: AbortSignal): Promise<TermStats> {
+    return this.#call(this.#endpoint("termStats"), request, TermStatsRequest, TermStats, signal);
+  }
+
+  /** This shard's lists for a search (a shard only). */
+  shardSearch(request: ShardSearchRequest, signal: AbortSignal): Promise<ShardSearchResponse> {
+    return this.#call(this.#endpoint("shardSearch"), request, ShardSearchRequest, ShardSearchResponse, signal);
+  }
+
+  #endpoint(name: keyof ReturnType<typeof indexShardNatsService>["endpoints"]): NatsEndpoint {
+    const e = this.#endpoints[name];
+    if (e === undefined) throw new Error(`${name} is an endpoint of an index shard; this client is for an unsharded index`);
+    return e;
+  }
 
   search(request: SearchRequest, signal: AbortSignal): Promise<SearchResponse> {
-    return this.#call(INDEX_NATS_SERVICE.endpoints.search, request, SearchRequest, SearchResponse, signal);
+    return this.#call(this.#endpoint("search"), request, SearchRequest, SearchResponse, signal);
   }
 
   getChunks(request: GetChunksRequest, signal: AbortSignal): Promise<GetChunksResponse> {
-    return this.#call(INDEX_NATS_SERVICE.endpoints.getChunks, request, GetChunksRequest, GetChunksResponse, signal);
+    return this.#call(this.#endpoint("getChunks"), request, GetChunksRequest, GetChunksResponse, signal);
   }
 
   getStats(signal: AbortSignal): Promise<GetStatsResponse> {
-    return this.#call(INDEX_NATS_SERVICE.endpoints.getStats, {}, GetStatsRequest, GetStatsResponse, signal);
+    return this.#call(this.#endpoint("getStats"), {}, GetStatsRequest, GetStatsResponse, signal);
   }
 
   embedTexts(request: EmbedTextsRequest, signal: AbortSignal): Promise<EmbedTextsResponse> {
-    return this.#call(INDEX_NATS_SERVICE.endpoints.embedTexts, request, EmbedTextsRequest, EmbedTextsResponse, signal);
+    return this.#call(this.#endpoint("embedTexts"), request, EmbedTextsRequest, EmbedTextsResponse, signal);
   }
 
   deleteDocument(request: DeleteDocumentRequest, signal: AbortSignal): Promise<DeleteDocumentResponse> {
-    return this.#call(INDEX_NATS_SERVICE.endpoints.deleteDocument, request, DeleteDocumentRequest, DeleteDocumentResponse, signal);
+    return this.#call(this.#endpoint("deleteDocument"), request, DeleteDocumentRequest, DeleteDocumentResponse, signal);
   }
 
   /** One document (the gRPC stream's unit over NATS). */
   ingest(request: IngestDocumentsRequest, signal: AbortSignal): Promise<IngestDocumentsResponse> {
-    return this.#call(INDEX_NATS_SERVICE.endpoints.ingest, request, IngestDocumentsRequest, IngestDocumentsResponse, signal);
+    return this.#call(this.#endpoint("ingest"), request, IngestDocumentsRequest, IngestDocumentsResponse, signal);
   }
 
   async #call<Req, Res>(endpoint: NatsEndpoint, request: Req, req: ProtoCodec<Req>, res: ProtoCodec<Res>, signal: AbortSignal): Promise<Res> {
@@ -60,8 +96,8 @@ export class NatsIndex implements IndexBackend {
         timeoutMs: this.timeoutMs,
         signal,
         watch: this.watch,
-        serviceLabel: "the index",
-        startHint: "`attr-rag index serve --store DIR --nats URL`",
+        serviceLabel: this.#label,
+        startHint: this.#startHint,
       });
     } catch (err) {
       if (err instanceof RemoteError) throw new ServiceError(err.code, err.message, { cause: err });

@@ -1,13 +1,15 @@
 import { Worker } from "node:worker_threads";
 import { fileURLToPath } from "node:url";
-import { StoreError } from "../errors.js";
+import { InvalidQueryError, StoreError } from "../errors.js";
 import type { SearchFilters, SearchHit } from "../types.js";
+import type { Bm25Corpus } from "./bm25Corpus.js";
 
 export interface Bm25PoolRequest {
   readonly query: string;
   readonly k: number;
   readonly filters: SearchFilters;
   readonly method: "topk" | "exhaustive";
+  readonly corpus?: Bm25Corpus;
 }
 
 /**
@@ -23,10 +25,10 @@ const { parentPort, workerData } = require("node:worker_threads");
 const { pathToFileURL } = require("node:url");
 const reader = import(pathToFileURL(workerData.module).href).then((m) => m.openBm25Reader(workerData.sqlite));
 reader.catch(() => undefined);
-parentPort.on("message", async ({ id, query, k, filters, method }) => {
+parentPort.on("message", async ({ id, query, k, filters, method, corpus }) => {
   try {
     const r = await reader;
-    parentPort.postMessage({ id, hits: r.search(query, k, filters, method) });
+    parentPort.postMessage({ id, hits: r.search(query, k, filters, method, corpus) });
   } catch (err) {
     parentPort.postMessage({ id, error: { name: (err && err.name) || "Error", message: String((err && err.message) || err) } });
   }
@@ -94,7 +96,8 @@ export class Bm25Pool {
     this.#pending.delete(m.id);
     if (--p.slot.busy === 0) p.slot.worker.unref();
     if (m.error !== undefined) {
-      const err = new StoreError(m.error.message);
+      // A bad query stays a bad query (INVALID_ARGUMENT), whichever thread found it.
+      const err = m.error.name === "InvalidQueryError" ? new InvalidQueryError(m.error.message) : new StoreError(m.error.message);
       err.name = m.error.name;
       p.reject(err);
     } else p.resolve(m.hits ?? []);

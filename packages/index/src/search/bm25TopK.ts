@@ -1,6 +1,7 @@
 import type { Db } from "../sqlite/openDatabase.js";
 import type { SearchFilters, SearchHit } from "../types.js";
-import { bestFirstOf } from "./bestFirst.js";
+import { InvalidQueryError } from "../errors.js";
+import type { Bm25Corpus } from "./bm25Corpus.js";
 import { Bm25Search } from "./bm25Search.js";
 import { BM25_K1, bm25Idf, bm25TermPart, Bm25Stats, readVarint } from "./bm25Stats.js";
 import { FILTER_SQL, filterParams } from "./filterSql.js";
@@ -112,15 +113,33 @@ export class Bm25TopK {
     this.#counts = new ChunkTermCounts(db);
     this.#postings = new TermPostingsReader(db);
     this.#docsize = db.prepare<[number], { sz: Buffer }>("SELECT sz FROM chunks_fts_docsize WHERE id = ?");
+    this.#allowedRows = db.prepare<{ docIds: string | null; sources: string | null }, number>(`SELECT c.rowid FROM chunks c WHERE ${FILTER_SQL}`).pluck();
     // One read transaction: the counts, the FTS5 ranking and the rows all come from one snapshot of the store.
     this.#read = db.transaction((run: () => SearchHit[]) => run());
   }
 
-  /** Best first, exactly as Bm25Search ranks; empty when the query has no searchable words. */
-  search(query: string, k: number, filters: SearchFilters): SearchHit[] {
+  /**
+   * Which rows a search may return: all live ones, or (filters with a given corpus) those the filters allow.
+   * `own` is whether postings are scored here (term_postings) rather than ranked by FTS5: always without
+   * filters, and with them when the corpus figures come from outside (FTS5 would use the store's own).
+   */
+  #scope: { own: boolean; allowed?: Set<number> } = { own: true };
+  readonly #allowedRows;
+
+  /**
+   * Best first, exactly as Bm25Search ranks; empty when the query has no searchable words. With `corpus` (a
+   * shard of a sharded index), IDFs and the average length are the corpus's, so the scores are those one store
+   * holding every shard's rows would give.
+   */
+  search(query: string, k: number, filters: SearchFilters, corpus?: Bm25Corpus): SearchHit[] {
     const texts = ftsPhrases(query);
     if (texts.length === 0) return [];
     const tokens = this.#tokens.tokens(texts);
+    if (corpus !== undefined) {
+      const phrases = texts.filter((_, i) => tokens[i]!.length !== 1);
+      if (phrases.length > 0) throw multiTokenPhraseError(phrases);
+      return this.#read(() => this.#search(texts.map((text, i) => ({ text, token: tokens[i]![0]! })), k, filters, corpus));
+    }
     // A word run FTS5 splits into several tokens is a phrase (tokens in sequence): left to FTS5 itself.
     if (tokens.some((t) => t.length !== 1)) {
       // Postings unknown here (a multi-token phrase's are not any one token's): reported as none.
@@ -130,23 +149,28 @@ export class Bm25TopK {
     return this.#read(() => this.#search(texts.map((text, i) => ({ text, token: tokens[i]![0]! })), k, filters));
   }
 
-  #search(words: readonly { text: string; token: string }[], k: number, filters: SearchFilters): SearchHit[] {
-    const { rows, tokens } = this.#stats.totals();
-    if (rows === 0) return [];
+  #search(words: readonly { text: string; token: string }[], k: number, filters: SearchFilters, corpus?: Bm25Corpus): SearchHit[] {
+    const local = this.#stats.totals();
+    if (local.rows === 0) return [];
+    const { rows, tokens } = corpus ?? local;
     this.#postings.refresh();
     const avgdl = tokens / rows;
+    // `df` (this store's) sizes the work; the IDF is the corpus's.
     const phrases: Phrase[] = words.map(({ text, token }) => {
       const { id, df } = this.#stats.term(token);
-      const idf = bm25Idf(rows, df);
+      const idf = bm25Idf(rows, corpus === undefined ? df : (corpus.df[token] ?? 0));
       return { text, token, id, df, idf, bound: idf * (BM25_K1 + 1) };
     });
     const all = phrases.reduce((n, p) => n + p.df, 0);
     const params = filterParams(filters);
+    const filtered = params.docIds !== null || params.sources !== null;
+    this.#scope = !filtered ? { own: true } : corpus === undefined ? { own: false } : { own: true, allowed: new Set(this.#allowedRows.all(params)) };
+    const own = this.#scope.own;
     // Few postings in all: every match scored, as FTS5 ranks them, with nothing to prune. Without filters from
     // term_postings here; with them by FTS5, joined to the filtered chunks.
     if (all <= SMALL_POSTINGS) {
       this.lastTrace = { passes: 1, boundedPhrases: 0, candidates: 0, exhaustive: true, postings: { scored: all, all } };
-      if (params.docIds === null && params.sources === null) return this.#scoredTopK(phrases, k, avgdl);
+      if (own) return this.#scoredTopK(phrases, k, avgdl);
       // The phrases joined by spaces give toFtsMatch the same phrases back.
       return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
     }
@@ -161,7 +185,7 @@ export class Bm25TopK {
     // Without filters the postings are scored here, at tens of nanoseconds each: up to OWN_SCAN postings of
     // the words that are not in most rows are cheaper to score outright than to prune (the rows completed
     // near θ cost microseconds each), so only the IDF-1e-6 words are bounded and no probe is needed.
-    const unfiltered = params.docIds === null && params.sources === null;
+    const unfiltered = own;
     const scan = phrases.reduce((n, p) => n + (p.idf <= 1e-6 ? 0 : p.df), 0);
     const floorOfProbe = unfiltered && scan <= this.#ownScan ? -Infinity : this.#probe(byBound, k, params, avgdl);
     let bounded = 0;
@@ -192,7 +216,7 @@ export class Bm25TopK {
       let scoreAll = false;
       for (const r of this.#ranked(rare.map((x) => x.p), params, avgdl, k, commonBound)) {
         if (top.length >= k && r.partial + commonBound < theta) break;
-        if (!this.#live(r.rowid, params)) continue;
+        if (!this.#live(r.rowid)) continue;
         pending.push(unfiltered ? { rowid: r.rowid, partial: r.partial, score: r.partial, length: this.#scores.lengthOf(r.rowid) } : { rowid: r.rowid, partial: r.partial, score: r.partial });
         if (pending.length >= group) {
           if (unfiltered && this.#ownScan > 0 && (completed + pending.length) * COMPLETION_POSTINGS > all) {
@@ -218,7 +242,7 @@ export class Bm25TopK {
       // None bounded is FTS5's own ranking of every match: asked of FTS5 directly, it costs no probe or pass.
       if (bounded === 0) {
         this.lastTrace = { passes: passes + 1, boundedPhrases: 0, candidates: completed, exhaustive: true, postings: { scored: all, all } };
-        if (params.docIds === null && params.sources === null) return this.#scoredTopK(phrases, k, avgdl);
+        if (own) return this.#scoredTopK(phrases, k, avgdl);
         return this.#exhaustive.search(words.map((w) => w.text).join(" "), k, filters);
       }
     }
@@ -232,7 +256,7 @@ export class Bm25TopK {
    * PostingScores.ranked). With filters FTS5 ranks them all, joined to the filtered chunks.
    */
   #ranked(phrases: readonly Phrase[], params: ReturnType<typeof filterParams>, avgdl: number, k: number, slack: number): Iterable<{ rowid: number; partial: number }> {
-    if (params.docIds === null && params.sources === null) return this.#scored(phrases, avgdl, k, slack);
+    if (this.#scope.own) return this.#scored(phrases, avgdl, k, slack);
     return this.#partial.iterate({ match: phrasesMatch(phrases.map((p) => p.text)), ...params });
   }
 
@@ -242,7 +266,7 @@ export class Bm25TopK {
       for (const [last, blob] of this.#postings.batches(p.id)) scores.addBlob(blob, last, p.idf, avgdl);
       scores.addTriples(this.#postings.tail(p.id), p.idf, avgdl);
     }
-    return scores.ranked(k, slack, (rowid) => !this.#postings.deleted(rowid));
+    return scores.ranked(k, slack, (rowid) => this.#liveHere(rowid));
   }
 
   /** Every match scored from term_postings, nothing pruned: the best k live rows. */
@@ -250,15 +274,19 @@ export class Bm25TopK {
     const top: { rowid: number; partial: number }[] = [];
     for (const r of this.#scored(phrases, avgdl, k, 0)) {
       if (top.length === k) break;
-      if (!this.#postings.deleted(r.rowid)) top.push(r);
+      if (this.#liveHere(r.rowid)) top.push(r);
     }
     return top.map((r) => ({ ...this.#row.get(r.rowid)!, score: r.partial }));
   }
 
   /** Postings scored here can name chunks deleted after their batch was written: those are not results. */
-  #live(rowid: number, params: ReturnType<typeof filterParams>): boolean {
-    if (params.docIds !== null || params.sources !== null) return true;
-    return !this.#postings.deleted(rowid);
+  #live(rowid: number): boolean {
+    return !this.#scope.own || this.#liveHere(rowid);
+  }
+
+  /** A row scored here from term_postings that may be returned: not deleted since, and allowed by the filters. */
+  #liveHere(rowid: number): boolean {
+    return !this.#postings.deleted(rowid) && (this.#scope.allowed?.has(rowid) ?? true);
   }
 
   /**
@@ -277,7 +305,7 @@ export class Bm25TopK {
     const rest = byBound.filter((x) => !inProbe.has(x.i)).map((x) => x.p);
     const ranked: { rowid: number; partial: number }[] = [];
     for (const r of this.#ranked(rarest.sort((a, b) => a.i - b.i).map((x) => x.p), params, avgdl, k, 0)) {
-      if (!this.#live(r.rowid, params)) continue;
+      if (!this.#live(r.rowid)) continue;
       ranked.push(r);
       if (ranked.length === k) break;
     }
@@ -324,4 +352,12 @@ function insertRanked(top: Candidate[], c: Candidate, k: number): void {
   if (at >= k) return;
   top.splice(at, 0, c);
   if (top.length > k) top.pop();
+}
+
+/** A sharded index ranks single tokens only: a phrase's frequency is not a sum of its tokens'. */
+export function multiTokenPhraseError(phrases: readonly string[]): InvalidQueryError {
+  const list = phrases.map((p) => JSON.stringify(p)).join(", ");
+  return new InvalidQueryError(
+    `the query's word run${phrases.length > 1 ? "s" : ""} ${list} ${phrases.length > 1 ? "are" : "is"} several tokens to the full-text index, ranked as a phrase, which a sharded index cannot score exactly across shards; separate the parts with spaces`,
+  );
 }

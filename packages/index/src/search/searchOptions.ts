@@ -1,4 +1,5 @@
 import { InvalidQueryError } from "../errors.js";
+import type { Bm25Corpus } from "./bm25Corpus.js";
 import type { SearchFilters } from "../types.js";
 
 export const MAX_K = 10_000;
@@ -49,4 +50,18 @@ export function validateFilters(filters: SearchFilters, what: string): SearchFil
     }
   }
   return filters;
+}
+
+/** Corpus statistics given to a search (a sharded index's sums): whole numbers, at least as many rows as a term's frequency. */
+export function validateCorpus(corpus: unknown, what: string): Bm25Corpus {
+  const bad = (message: string) => new InvalidQueryError(`${what}: corpus ${message}`);
+  if (corpus === null || typeof corpus !== "object") throw bad("must be { rows, tokens, df }");
+  const { rows, tokens, df } = corpus as Record<string, unknown>;
+  const count = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
+  if (!count(rows) || !count(tokens)) throw bad(`rows and tokens must be whole numbers ≥ 0, got ${String(rows)} and ${String(tokens)}`);
+  if (df === null || typeof df !== "object") throw bad("df must map tokens to document frequencies");
+  for (const [token, n] of Object.entries(df)) {
+    if (!count(n) || (n as number) > (rows as number)) throw bad(`df[${JSON.stringify(token)}] must be a whole number from 0 to rows (${String(rows)}), got ${String(n)}`);
+  }
+  return corpus as Bm25Corpus;
 }

@@ -11,6 +11,13 @@ const { Index, MetricKind, ScalarKind } = usearch;
  */
 const PARALLEL_ADD = { minIndex: 10_000, minBatch: 32, threads: Math.min(2, availableParallelism()) };
 
+/**
+ * Up to this many vectors a search scores every vector the graph reaches (the ranking is then exact, bar a
+ * vector HNSW left unreachable: 3 of 20,000 random ones in a probe). Measured on 512-d f16 vectors, one
+ * thread: 0.6 ms at 2,000 vectors, 2.0 ms at 5,000, 7.0 ms at 10,000 (HNSW's own search: ~0.1 ms).
+ */
+export const EXHAUSTIVE_SEARCH_MAX = 4_096;
+
 export interface VectorIndexConfig {
   readonly dimensions: number;
   readonly quantization: VectorQuantization;
@@ -102,12 +109,17 @@ export class VectorIndex {
     return Array.isArray(found) ? found : [found];
   }
 
-  /** Approximate nearest neighbours, most similar first; at most `k` (fewer when the index is smaller). */
+  /**
+   * Nearest neighbours, most similar first; at most `k` (fewer when the index is smaller). Approximate (HNSW),
+   * except in an index of at most EXHAUSTIVE_SEARCH_MAX vectors, where every vector the graph reaches is scored
+   * (asking usearch for all of them), so a small store and the shards of a sharded one rank alike.
+   */
   search(query: Float32Array, k: number): VectorMatch[] {
     const n = Math.min(k, this.size);
     if (n === 0) return [];
-    const matches = this.#index.search(query, n, 0);
-    return Array.from(matches.keys, (key, i) => ({ key: Number(key), similarity: 1 - matches.distances[i]! }));
+    const matches = this.#index.search(query, this.size <= EXHAUSTIVE_SEARCH_MAX ? this.size : n, 0);
+    const found = Math.min(n, matches.keys.length);
+    return Array.from({ length: found }, (_, i) => ({ key: Number(matches.keys[i]!), similarity: 1 - matches.distances[i]! }));
   }
 
   save(path: string): void {

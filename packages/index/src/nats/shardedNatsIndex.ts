@@ -1,0 +1,176 @@
+import { status } from "@grpc/grpc-js";
+import {
+  RetrievalMode,
+  type Chunk,
+  type DeleteDocumentRequest,
+  type DeleteDocumentResponse,
+  type EmbedTextsRequest,
+  type EmbedTextsResponse,
+  type GetChunksRequest,
+  type GetChunksResponse,
+  type GetStatsResponse,
+  type IngestDocumentsRequest,
+  type IngestDocumentsResponse,
+  type SearchRequest,
+  type SearchResponse,
+  type ShardSearchResponse,
+  type TermStats,
+} from "@attr-rag/contracts";
+import { shardOf } from "@attr-rag/core";
+import type { ConnectionWatch, NatsConnection } from "@attr-rag/nats";
+import { multiTokenPhraseError } from "../search/bm25TopK.js";
+import { sumTermStats } from "../search/bm25Corpus.js";
+import { hybridCandidates } from "../search/fuseHits.js";
+import { MAX_K } from "../search/searchOptions.js";
+import { validateFusion, type FusionSettings } from "../search/fusionSettings.js";
+import { resolveLimits } from "../service/limits.js";
+import { ServiceError } from "../service/ServiceError.js";
+import { fuseMerged, mergeShardLists, rerankMerged } from "./mergeShards.js";
+import { NatsIndex } from "./natsIndex.js";
+import type { RemoteIndex } from "./remoteIndex.js";
+
+/**
+ * A sharded index reached over NATS: S shards (`attr-rag index serve --nats --shard i/S`), each holding the
+ * documents shardOf sends it. A search goes to every shard and is merged here: BM25 in two rounds (every
+ * shard's figures for the query's tokens, summed, then each shard's top list scored with those sums, so the
+ * scores are one store's), dense by cosine, hybrid fused after the merge. Document operations go to the
+ * document's shard. A shard nobody serves fails the call UNAVAILABLE, naming the shard: never a partial answer.
+ */
+export class ShardedNatsIndex implements RemoteIndex {
+  readonly #shards: NatsIndex[];
+  #nextEmbed = 0;
+
+  constructor(nc: NatsConnection, shards: number, watch?: ConnectionWatch, timeoutMs = 60_000) {
+    this.#shards = Array.from({ length: shards }, (_, shard) => NatsIndex.shard(nc, { shard, shards }, watch, timeoutMs));
+  }
+
+  get shards(): number {
+    return this.#shards.length;
+  }
+
+  async search(request: SearchRequest, signal: AbortSignal): Promise<SearchResponse> {
+    const options = request.options;
+    const k = options?.k ?? DEFAULT_SEARCH_LIMITS.defaultK;
+    const mode = options?.mode === RetrievalMode.RETRIEVAL_MODE_BM25 || options?.mode === RetrievalMode.RETRIEVAL_MODE_HYBRID ? options.mode : RetrievalMode.RETRIEVAL_MODE_DENSE;
+    const hybrid = mode === RetrievalMode.RETRIEVAL_MODE_HYBRID;
+    // k beyond MAX_K is refused by every shard with its own message; the candidates stay within it.
+    const candidates = hybrid ? Math.min(MAX_K, hybridCandidates(k)) : 0;
+    const corpus = mode === RetrievalMode.RETRIEVAL_MODE_DENSE ? undefined : await this.#corpus(request.query, signal);
+    const parts = await this.#all(signal, (s, sig) => s.shardSearch({ search: request, ...(corpus !== undefined ? { corpus } : {}), candidates }, sig));
+    const embedder = agreed(parts.map((p) => p.embedder), "embedder");
+    const cut = hybrid ? candidates : k;
+    const bm25 = rerankMerged(mergeShardLists(parts.map((p) => p.bm25), cut), "bm25");
+    const dense = rerankMerged(mergeShardLists(parts.map((p) => p.dense), cut), "dense");
+    const chunks = hybrid ? fuseMerged(bm25, dense, k, this.#fusion(parts)) : mode === RetrievalMode.RETRIEVAL_MODE_BM25 ? bm25 : dense;
+    const queryEmbedding = parts[0]!.queryEmbedding;
+    return { chunks, mode, embedder, ...(request.includeQueryEmbedding && queryEmbedding !== undefined ? { queryEmbedding } : {}) };
+  }
+
+  /** The whole index's BM25 figures for the query: every shard's, summed. */
+  async #corpus(query: string, signal: AbortSignal): Promise<TermStats> {
+    const parts = await this.#all(signal, (s, sig) => s.termStats({ query }, sig));
+    const phrases = [...new Set(parts.flatMap((p) => p.multiTokenPhrases))];
+    if (phrases.length > 0) throw new ServiceError(status.INVALID_ARGUMENT, multiTokenPhraseError(phrases).message);
+    const sum = sumTermStats(parts.map((p) => ({ rows: p.rows, tokens: p.tokens, df: p.documentFrequency })));
+    return { rows: sum.rows, tokens: sum.tokens, documentFrequency: { ...sum.df }, multiTokenPhrases: [] };
+  }
+
+  #fusion(parts: readonly ShardSearchResponse[]): FusionSettings {
+    const settings = parts.map((p, shard) => {
+      if (p.fusion === undefined) throw new ServiceError(status.INTERNAL, `index shard ${shard} of ${this.shards} answered a hybrid search without its fusion settings`);
+      const f = p.fusion;
+      return validateFusion(f.method === "rrf" ? { method: "rrf", rrfK: f.rrfK, bm25Weight: f.bm25Weight } : { method: f.method, bm25Weight: f.bm25Weight }, `index shard ${shard}`);
+    });
+    agreed(settings.map((f) => JSON.stringify(f)), "hybrid fusion (record the same with `attr-rag eval tune --apply` on every shard's store)");
+    return settings[0]!;
+  }
+
+  async getChunks(request: GetChunksRequest, signal: AbortSignal): Promise<GetChunksResponse> {
+    const byShard = new Map<number, number[]>();
+    request.ranges.forEach((r, i) => {
+      const shard = shardOf(r.docId, this.shards);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), i]);
+    });
+    const answered = await Promise.all(
+      [...byShard].map(async ([shard, at]) => ({ at, chunks: (await this.#shards[shard]!.getChunks({ ranges: at.map((i) => request.ranges[i]!) }, signal)).chunks })),
+    );
+    // Each shard answers its ranges in order, a range's chunks in ordinal order: split back per range.
+    const perRange: Chunk[][] = request.ranges.map(() => []);
+    for (const { at, chunks } of answered) {
+      let next = 0;
+      for (const i of at) {
+        const r = request.ranges[i]!;
+        let last = -1;
+        while (next < chunks.length) {
+          const c = chunks[next]!;
+          if (c.docId !== r.docId || c.ordinal < r.firstOrdinal || c.ordinal > r.lastOrdinal || c.ordinal <= last) break;
+          perRange[i]!.push(c);
+          last = c.ordinal;
+          next++;
+        }
+      }
+    }
+    return { chunks: perRange.flat() };
+  }
+
+  async getStats(signal: AbortSignal): Promise<GetStatsResponse> {
+    const parts = await this.#all(signal, (s, sig) => s.getStats(sig));
+    const sum = (f: (p: GetStatsResponse) => number) => parts.reduce((n, p) => n + f(p), 0);
+    return {
+      documents: sum((p) => p.documents),
+      chunks: sum((p) => p.chunks),
+      embedder: agreed(parts.map((p) => p.embedder), "embedder"),
+      dimension: parts[0]!.dimension,
+      storePath: parts.map((p, shard) => `shard ${shard}: ${p.storePath}`).join("; "),
+      databaseBytes: sum((p) => p.databaseBytes),
+      vectorIndexBytes: sum((p) => p.vectorIndexBytes),
+      vectors: sum((p) => p.vectors),
+      splitter: agreed(parts.map((p) => p.splitter), "splitter"),
+    };
+  }
+
+  /** Any shard embeds as well as another (they share the embedder): taken in turn. */
+  embedTexts(request: EmbedTextsRequest, signal: AbortSignal): Promise<EmbedTextsResponse> {
+    const shard = this.#nextEmbed++ % this.shards;
+    return this.#shards[shard]!.embedTexts(request, signal);
+  }
+
+  deleteDocument(request: DeleteDocumentRequest, signal: AbortSignal): Promise<DeleteDocumentResponse> {
+    return this.#shards[shardOf(request.docId, this.shards)]!.deleteDocument(request, signal);
+  }
+
+  ingest(request: IngestDocumentsRequest, signal: AbortSignal): Promise<IngestDocumentsResponse> {
+    return this.#shards[shardOf(request.document?.id ?? "", this.shards)]!.ingest(request, signal);
+  }
+
+  /** The call on every shard; the first failure fails it and cancels the calls still running. */
+  async #all<T>(signal: AbortSignal, call: (shard: NatsIndex, signal: AbortSignal) => Promise<T>): Promise<T[]> {
+    const failed = new AbortController();
+    const both = AbortSignal.any([signal, failed.signal]);
+    try {
+      return await Promise.all(
+        this.#shards.map((s) =>
+          call(s, both).catch((err: unknown) => {
+            failed.abort();
+            throw err;
+          }),
+        ),
+      );
+    } finally {
+      failed.abort();
+    }
+  }
+}
+
+/** The shards' own default k applies when a search names none: the merge cuts at the same. */
+const DEFAULT_SEARCH_LIMITS = resolveLimits({});
+
+/** The one value every shard gave, or FAILED_PRECONDITION naming the disagreement. */
+function agreed(values: readonly string[], what: string): string {
+  const distinct = [...new Set(values)];
+  if (distinct.length > 1) {
+    const list = values.map((v, shard) => `shard ${shard}: ${JSON.stringify(v)}`).join(", ");
+    throw new ServiceError(status.FAILED_PRECONDITION, `the index shards disagree on their ${what} (${list}); every shard must be built the same way`);
+  }
+  return distinct[0] ?? "";
+}
