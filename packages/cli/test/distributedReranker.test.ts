@@ -229,8 +229,8 @@ describe.skipIf(missing !== undefined)(`distributed re-ranker and IndexService (
         "Buffer preparation for the zebrafish assay: dissolve 8.77 g of sodium chloride in 900 mL of water, " +
         "add 20 mL of 1 M Tris-HCl at pH 7.4, and bring the volume to one litre with water before autoclaving.";
       const ingested = await ingest(viaGateway, [
-        { document: { id: "zebrafish-buffer", text, title: "Zebrafish buffer", source: "test", license: "CC0", metadata: {} } },
-        { document: { id: "", text: "no id", title: "", source: "", license: "", metadata: {} } },
+        { document: { id: "zebrafish-buffer", text, title: "Zebrafish buffer", source: "test", license: "CC0", metadata: {} }, waitForReplicas: 0 },
+        { document: { id: "", text: "no id", title: "", source: "", license: "", metadata: {} }, waitForReplicas: 0 },
       ]);
       expect(ingested).toMatchObject({ indexed: 1, failed: 1 });
       expect(ingested.results.map((r) => r.status)).toEqual([IngestStatus.INGEST_STATUS_INDEXED, IngestStatus.INGEST_STATUS_FAILED]);

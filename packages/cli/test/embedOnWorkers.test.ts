@@ -37,7 +37,7 @@ function ingest(address: string, docs: readonly DocumentInput[]): Promise<Ingest
     const write = () => {
       while (i < docs.length) {
         const d = docs[i++]!;
-        if (!stream.write({ document: { id: d.id, title: d.title ?? "", text: d.text, source: d.source ?? "", license: d.license ?? "", metadata: {} } })) return void stream.once("drain", write);
+        if (!stream.write({ document: { id: d.id, title: d.title ?? "", text: d.text, source: d.source ?? "", license: d.license ?? "", metadata: {} }, waitForReplicas: 0 })) return void stream.once("drain", write);
       }
       stream.end();
     };

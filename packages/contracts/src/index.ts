@@ -125,7 +125,7 @@ export {
 export type { IndexServiceServer } from "./gen/attr_rag/v1/index_service.js";
 
 // NATS: one shard of a sharded index
-export { FusionSettings, ShardSearchRequest, ShardSearchResponse, TermStats, TermStatsRequest } from "./gen/attr_rag/v1/index_shard.js";
+export { FusionSettings, IndexLogApplied, IndexLogEntry, ShardSearchRequest, ShardSearchResponse, TermStats, TermStatsRequest } from "./gen/attr_rag/v1/index_shard.js";
 
 // gRPC: AttrRagService
 export {
@@ -222,6 +222,11 @@ export {
   DEAD_LETTER_STREAM_SUBJECTS,
   INDEX_NATS_SERVICE,
   indexShardNatsService,
+  indexAppliedSubject,
+  indexLogSubject,
+  INDEX_LOG_STREAM,
+  INDEX_LOG_STREAM_SUBJECTS,
+  INDEX_SNAPSHOT_BUCKET,
   MAX_INDEX_SHARDS,
   JOB_KINDS,
   JOBS_STREAM,

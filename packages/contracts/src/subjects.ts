@@ -192,6 +192,25 @@ export function indexShardNatsService(shard: number, shards: number): NatsServic
   };
 }
 
+/**
+ * The ingest log of a replicated index (limits retention: kept until an operator trims it): IndexLogEntry
+ * messages, one subject per shard (indexLogSubject); every replica of a shard applies its subject in order.
+ */
+export const INDEX_LOG_STREAM = "ATTR_RAG_INDEX_LOG";
+export const INDEX_LOG_STREAM_SUBJECTS: readonly string[] = [`${SUBJECT_PREFIX}.index.log.>`];
+/** Subject of shard `shard` of `shards` in the ingest log. */
+export function indexLogSubject(shard: number, shards: number): string {
+  indexShardNatsService(shard, shards);
+  return `${SUBJECT_PREFIX}.index.log.${shards}.${shard}`;
+}
+/** Where the replicas of a shard report applying the entry its writer tagged `entryId` (IndexLogApplied). */
+export function indexAppliedSubject(shard: number, shards: number, entryId: string): string {
+  indexShardNatsService(shard, shards);
+  return `${SUBJECT_PREFIX}.index.applied.${shards}.${shard}.${checkToken("log entry id", entryId)}`;
+}
+/** Object store bucket of replica snapshots (a store's files and the log sequence they include), per shard. */
+export const INDEX_SNAPSHOT_BUCKET = "attr-rag-index-snapshots";
+
 // Batches (distributed mode): items wait in a work queue that every gateway's batch runner pulls from, results
 // are kept in a stream (one subject per item, written once), batch records live in a key-value bucket.
 

@@ -117,7 +117,7 @@ describe("grpc", () => {
       const response = await new Promise<IngestDocumentsResponse>((resolve, reject) => {
         const call = client.ingestDocuments((error, res) => (error ? reject(error) : resolve(res)));
         for (const [id, text] of [["doc-a", "x".repeat(25)], ["doc-b", "y".repeat(5)]] as const) {
-          call.write({ document: { id, title: id, text, source: "test", license: "CC0", metadata: { lang: "en" } } });
+          call.write({ document: { id, title: id, text, source: "test", license: "CC0", metadata: { lang: "en" } }, waitForReplicas: 0 });
         }
         call.end();
       });

@@ -17,6 +17,7 @@ import { hybridFusion } from "./search/hybridFusion.js";
 import { MAX_K, validateCorpus, validateFilters, validateK, validateQueryText, validateQueryVector } from "./search/searchOptions.js";
 import type { Bm25TermStats } from "./search/bm25Corpus.js";
 import { TermStatsReader } from "./search/termStats.js";
+import { ReplicaState } from "./sqlite/replicaState.js";
 import { DocumentRows } from "./sqlite/documentRows.js";
 import { migrate } from "./sqlite/migrations.js";
 import { openDatabase, type Db } from "./sqlite/openDatabase.js";
@@ -77,6 +78,7 @@ export class ChunkStore {
   readonly #inFlight = new Set<Promise<unknown>>();
   #rebuilding: Promise<VectorRepairReport> | undefined;
   #closing: Promise<void> | undefined;
+  #replica: ReplicaState | undefined;
 
   private constructor(files: StoreFiles, lock: StoreLock, db: Db, config: StoreConfig, loaded: VectorIndex, schemaVersion: number, options: OpenStoreOptions) {
     this.path = files.dir;
@@ -381,6 +383,12 @@ export class ChunkStore {
     this.#assertOpen("fusion");
     if (this.#storedFusion.error !== undefined) throw new StoreError(this.#storedFusion.error);
     return this.#storedFusion.fusion ?? DEFAULT_FUSION;
+  }
+
+  /** The store as a replica of a replicated index: its id, its shard, the ingest log entries it applied. */
+  get replica(): ReplicaState {
+    this.#assertOpen("replica");
+    return (this.#replica ??= new ReplicaState(this.#db));
   }
 
   /** The fusion a hybrid search with these options would use (see HybridSearchOptions). */

@@ -43,10 +43,10 @@ describe.skipIf(missing !== undefined)(`index over NATS${missing ? ` (skipped: $
       expect((await remote.getStats(signal)).chunks).toBe(t.store.stats().chunks);
       expect(await remote.embedTexts({ texts: ["acid", "base"] }, signal)).toEqual(await local.embedTexts({ texts: ["acid", "base"] }, signal));
 
-      const ingested = await remote.ingest({ document: { ...makeDocument("c"), metadata: {} } }, signal);
+      const ingested = await remote.ingest({ document: { ...makeDocument("c"), metadata: {} }, waitForReplicas: 0 }, signal);
       expect(ingested.results.map((r) => r.status)).toEqual([IngestStatus.INGEST_STATUS_INDEXED]);
       expect(t.store.getDocument("c")).toBeDefined();
-      expect((await remote.deleteDocument({ docId: "c" }, signal)).found).toBe(true);
+      expect((await remote.deleteDocument({ docId: "c", waitForReplicas: 0 }, signal)).found).toBe(true);
 
       // Failures keep their gRPC status and message across NATS.
       const missing = await statusOf(remote.getChunks({ ranges: [{ docId: "nope", firstOrdinal: 0, lastOrdinal: 0 }] }, signal));

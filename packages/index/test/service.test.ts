@@ -219,13 +219,13 @@ describe("IndexService over gRPC", () => {
 
   it("DeleteDocument - removes the document with its chunks; deleting again is found = false (idempotent)", async () => {
     await ingest(t.client, [makeDocument("gone")]);
-    expect(await call(t.client, t.client.deleteDocument, { docId: "gone" })).toEqual({ found: true, chunksDeleted: 4 });
-    expect(await call(t.client, t.client.deleteDocument, { docId: "gone" })).toEqual({ found: false, chunksDeleted: 0 });
+    expect(await call(t.client, t.client.deleteDocument, { docId: "gone", waitForReplicas: 0 })).toEqual({ found: true, chunksDeleted: 4 });
+    expect(await call(t.client, t.client.deleteDocument, { docId: "gone", waitForReplicas: 0 })).toEqual({ found: false, chunksDeleted: 0 });
     const s = await statusOf(call(t.client, t.client.getChunks, { ranges: [{ docId: "gone", firstOrdinal: 0, lastOrdinal: 3 }] }));
     expect(s.code).toBe(status.NOT_FOUND);
     const hits = await call(t.client, t.client.search, searchRequest(markerOf("gone", 1), { mode: RetrievalMode.RETRIEVAL_MODE_BM25 }));
     expect(hits.chunks.filter((c) => c.chunk!.docId === "gone")).toEqual([]);
-    const empty = await statusOf(call(t.client, t.client.deleteDocument, { docId: "" }));
+    const empty = await statusOf(call(t.client, t.client.deleteDocument, { docId: "", waitForReplicas: 0 }));
     expect(empty.code).toBe(status.INVALID_ARGUMENT);
   });
 

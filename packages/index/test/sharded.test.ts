@@ -4,9 +4,9 @@ import { fileURLToPath } from "node:url";
 import { status } from "@grpc/grpc-js";
 import { IngestStatus, RetrievalMode, type ScoredChunk, type SearchRequest } from "@attr-rag/contracts";
 import { shardOf } from "@attr-rag/core";
-import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer, type Service } from "@attr-rag/nats";
+import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChunkStore, LocalIndex, NatsIndex, serveIndexShardOverNats, ServiceError, ShardedNatsIndex } from "../src/index.js";
+import { ChunkStore, LocalIndex, NatsIndex, ServiceError, ShardedNatsIndex, startIndexReplica, type IndexReplica } from "../src/index.js";
 import { fakeEmbed } from "./helpers/fakeEmbedder.mjs";
 import { TestEmbedder } from "./helpers/serviceHarness.js";
 import { tempDir, testStoreOptions } from "./helpers/tempStore.js";
@@ -68,7 +68,7 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
   const servers: NatsServer[] = [];
   let gateway: NatsConnection;
   const connections: NatsConnection[] = [];
-  const services: Service[] = [];
+  const replicas: IndexReplica[] = [];
   const stores: ChunkStore[] = [];
   const dir = tempDir("attr-rag-shards-");
   const embedder = new TestEmbedder();
@@ -88,7 +88,7 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
       const store = reuse ?? (await openStore(`${set}-${shard}-of-${shards}`, docs.filter((d) => shardOf(d.id, shards) === shard)));
       const nc = await connectNats({ url: server.url, name: `shard-${shard}` });
       connections.push(nc);
-      services.push(await serveIndexShardOverNats(nc, new LocalIndex(store, embedder).context, { shard, shards }));
+      replicas.push(await startIndexReplica(nc, new LocalIndex(store, embedder).context, { shard, shards }));
     }
     return new ShardedNatsIndex(client, shards, new ConnectionWatch(client));
   }
@@ -116,7 +116,7 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
   }, 600_000);
 
   afterAll(async () => {
-    for (const s of services) await s.stop().catch(() => {});
+    for (const r of replicas) await r.stop();
     for (const nc of connections) await nc.close().catch(() => {});
     for (const s of stores) await s.close();
     for (const server of servers) await server[Symbol.asyncDispose]();
@@ -200,24 +200,23 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
     const set = sets[0]!;
     const index = set.sharded.get(2)!;
     const doc = { id: "shard-probe-doc", title: "probe", text: "Zyxoquartzite crystals dissolve slowly in warm zyxoquartzite solvent.", source: "probe", license: "", metadata: {} };
-    const ingested = await index.ingest({ document: doc }, signal);
-    expect(ingested.results[0]!.status).toBe(IngestStatus.INGEST_STATUS_INDEXED);
+    // Without waiting: durable in the log, LOGGED; waiting for the shard's one replica: what it did.
+    const logged = await index.ingest({ document: { ...doc, text: "first version" }, waitForReplicas: 0 }, signal);
+    expect(logged.results[0]!.status).toBe(IngestStatus.INGEST_STATUS_LOGGED);
+    expect(logged.results[0]!.message).toMatch(/in the ingest log at sequence \d+/);
+    const ingested = await index.ingest({ document: doc, waitForReplicas: 1 }, signal);
+    expect(ingested.results[0]!.status).toBe(IngestStatus.INGEST_STATUS_REPLACED);
     const query: SearchRequest = { query: "zyxoquartzite", options: { k: 5, mode: RetrievalMode.RETRIEVAL_MODE_BM25 }, includeQueryEmbedding: false };
     expect((await index.search(query, signal)).chunks.map((c) => c.chunk!.docId)).toEqual(["shard-probe-doc"]);
-    const gone = await index.deleteDocument({ docId: doc.id }, signal);
-    expect(gone.found).toBe(true);
+    const gone = await index.deleteDocument({ docId: doc.id, waitForReplicas: 0 }, signal);
+    expect(gone).toEqual({ found: true, chunksDeleted: 1 });
     expect((await index.search(query, signal)).chunks).toEqual([]);
   });
 
-  it("sharded - a document sent to the wrong shard is refused FAILED_PRECONDITION, naming its shard", async () => {
+  it("sharded - a store that holds one shard is refused as another, naming the shard it holds", async () => {
     const set = sets[0]!;
-    const doc = set.docs.find((d) => shardOf(d.id, 2) === 1)!;
-    // Shard 0 of 2 asked directly for a document of shard 1.
-    const shard0 = NatsIndex.shard(gateway, { shard: 0, shards: 2 });
-    const err = await shard0.ingest({ document: { id: doc.id, title: "", text: "text", source: "", license: "", metadata: {} } }, signal).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ServiceError);
-    expect((err as ServiceError).code).toBe(status.FAILED_PRECONDITION);
-    expect((err as ServiceError).message).toContain("belongs to shard 1 of 2");
+    const store = stores.find((st) => st.path.endsWith(`${set.name}-1-of-3`))!;
+    expect(() => store.replica.claimShard(0, 3, store.path)).toThrow(/holds shard 1\/3, not 0\/3; serve it as --shard 1\/3/);
   });
 
   it("sharded - a shard nobody serves fails the search UNAVAILABLE naming that shard, never a partial answer", async () => {

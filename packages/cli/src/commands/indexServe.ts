@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { ChunkStore, LocalIndex, serveIndexOverNats, serveIndexShardOverNats, startIndexServer, StoreNotFoundError, type Embedder, type IndexServerHandle } from "@attr-rag/index";
+import type { IndexServiceServer } from "@attr-rag/contracts";
+import { ChunkStore, createIndexServiceOverNats, LocalIndex, serveIndexOverNats, startIndexReplica, startIndexServer, StoreNotFoundError, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
 import { ConnectionWatch, type NatsConnection, type Service } from "@attr-rag/nats";
 import { NatsEngine, WorkerEmbedder } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
@@ -59,6 +60,7 @@ export function registerIndexServeCommand(program: Command): void {
     let store: ChunkStore | undefined;
     let nc: NatsConnection | undefined;
     let natsService: Service | undefined;
+    let replica: IndexReplica | undefined;
     try {
       store = await ChunkStore.open(o.store, {
         create: o.create ?? false,
@@ -79,24 +81,36 @@ export function registerIndexServeCommand(program: Command): void {
         nc = await connectNatsCli(nats);
         if (embedder.id.startsWith("gguf:")) served = new WorkerEmbedder(embedder, await NatsEngine.connect(nc, new ConnectionWatch(nc)), nc);
       }
-      server = await startIndexServer({ store, embedder: served, host: o.host, port }).catch((err: unknown) => {
-        throw new CliError((err as Error).message, 1, { cause: err });
-      });
+      const log = (line: string) => process.stderr.write(`attr-rag: ${line}\n`);
+      let writes: Pick<IndexServiceServer, "ingestDocuments" | "deleteDocument"> | undefined;
       if (nc !== undefined) {
         const ctx = new LocalIndex(store, served).context;
-        natsService = shard === undefined ? await serveIndexOverNats(nc, ctx) : await serveIndexShardOverNats(nc, ctx, shard);
-        process.stderr.write(`attr-rag: serving the index${shard === undefined ? "" : ` (shard ${shard.shard} of ${shard.shards})`} on NATS at ${nats!.url}\n`);
+        if (shard === undefined) natsService = await serveIndexOverNats(nc, ctx);
+        else {
+          // Caught up with the shard's ingest log before answering anything.
+          replica = await startIndexReplica(nc, ctx, shard, log).catch((err: unknown) => {
+            throw storeErrorToCli(err);
+          });
+          const forward = createIndexServiceOverNats(replica.writes, nc);
+          writes = { ingestDocuments: forward.ingestDocuments, deleteDocument: forward.deleteDocument };
+        }
+        log(`serving the index${shard === undefined ? "" : ` (shard ${shard.shard} of ${shard.shards}, replica ${store.replica.id}, ingest log applied up to ${store.replica.applied})`} on NATS at ${nats!.url}`);
       }
+      server = await startIndexServer({ store, embedder: served, host: o.host, port, ...(writes !== undefined ? { writes } : {}) }).catch((err: unknown) => {
+        throw new CliError((err as Error).message, 1, { cause: err });
+      });
       const stopped = untilSignal();
       process.stdout.write(`listening on ${server.address}\n`);
       const signal = await stopped;
       process.stderr.write(`attr-rag: ${signal}: stopping the index server\n`);
       // The gRPC calls let finish may still embed on the workers: NATS goes last.
       await natsService?.stop();
+      await replica?.stop();
       await server.close();
       await nc?.drain().catch(() => nc?.close());
       process.stderr.write(`attr-rag: stopped; store ${store.path} closed\n`);
     } finally {
+      await replica?.stop();
       await nc?.close().catch(() => {});
       await server?.close();
       await store?.close();

@@ -2,7 +2,6 @@
 // INDEX_NATS_SERVICE (queue group: requests are spread over every `attr-rag index serve --nats`), or of one
 // shard of a sharded index (indexShardNatsService: those plus termStats and shardSearch). The
 // client-streaming IngestDocuments becomes one request per document.
-import { status } from "@grpc/grpc-js";
 import {
   DeleteDocumentRequest,
   DeleteDocumentResponse,
@@ -24,7 +23,7 @@ import {
   TermStatsRequest,
   type NatsServiceInfo,
 } from "@attr-rag/contracts";
-import { shardOf, type ShardSpec } from "@attr-rag/core";
+import type { ShardSpec } from "@attr-rag/core";
 import { serveService, type EndpointHandler, type NatsConnection, type Service } from "@attr-rag/nats";
 import type { ServiceContext } from "../service/context.js";
 import { deleteDocument } from "../service/deleteDocument.js";
@@ -33,13 +32,28 @@ import { getChunks } from "../service/getChunks.js";
 import { getStats } from "../service/getStats.js";
 import { ingestOne, ingestResponse } from "../service/ingestDocuments.js";
 import { search } from "../service/search.js";
-import { ServiceError } from "../service/ServiceError.js";
 import { shardSearch, termStats } from "../service/shardSearch.js";
 import { toGrpcStatus } from "../service/toGrpcStatus.js";
 
 type IndexEndpoints = NatsServiceInfo<"ingest" | "search" | "getChunks" | "deleteDocument" | "getStats" | "embedTexts">["endpoints"];
 
-function indexHandlers(ctx: ServiceContext, e: IndexEndpoints, ownsDocument: (docId: string) => void): EndpointHandler<any, any>[] {
+/** Where a served index writes: its own store, or (a replica of a shard) the ingest log. */
+interface Writes {
+  ingest(r: IngestDocumentsRequest, signal: AbortSignal): Promise<IngestDocumentsResponse>;
+  deleteDocument(r: DeleteDocumentRequest, signal: AbortSignal): Promise<DeleteDocumentResponse>;
+}
+
+function storeWrites(ctx: ServiceContext): Writes {
+  return {
+    ingest: async (r, signal) => {
+      const started = performance.now();
+      return ingestResponse([await ingestOne(ctx, r, signal)], started);
+    },
+    deleteDocument: async (r) => deleteDocument(ctx, r),
+  };
+}
+
+function indexHandlers(ctx: ServiceContext, e: IndexEndpoints, writes: Writes): EndpointHandler<any, any>[] {
   return [
     { endpoint: e.search, request: SearchRequest, response: SearchResponse, handle: (r: SearchRequest, signal) => search(ctx, r, signal) },
     { endpoint: e.getChunks, request: GetChunksRequest, response: GetChunksResponse, handle: async (r: GetChunksRequest) => getChunks(ctx, r) },
@@ -49,20 +63,13 @@ function indexHandlers(ctx: ServiceContext, e: IndexEndpoints, ownsDocument: (do
       endpoint: e.deleteDocument,
       request: DeleteDocumentRequest,
       response: DeleteDocumentResponse,
-      handle: async (r: DeleteDocumentRequest) => {
-        ownsDocument(r.docId);
-        return deleteDocument(ctx, r);
-      },
+      handle: (r: DeleteDocumentRequest, signal) => writes.deleteDocument(r, signal),
     },
     {
       endpoint: e.ingest,
       request: IngestDocumentsRequest,
       response: IngestDocumentsResponse,
-      handle: async (r: IngestDocumentsRequest, signal) => {
-        ownsDocument(r.document?.id ?? "");
-        const started = performance.now();
-        return ingestResponse([await ingestOne(ctx, r, signal)], started);
-      },
+      handle: (r: IngestDocumentsRequest, signal) => writes.ingest(r, signal),
     },
   ];
 }
@@ -75,25 +82,19 @@ function serve(nc: NatsConnection, ctx: ServiceContext, info: NatsServiceInfo<st
 }
 
 export async function serveIndexOverNats(nc: NatsConnection, ctx: ServiceContext): Promise<Service> {
-  return serve(nc, ctx, INDEX_NATS_SERVICE, indexHandlers(ctx, INDEX_NATS_SERVICE.endpoints, () => {}));
+  return serve(nc, ctx, INDEX_NATS_SERVICE, indexHandlers(ctx, INDEX_NATS_SERVICE.endpoints, storeWrites(ctx)));
 }
 
 /**
- * One shard of a sharded index on NATS. It refuses documents of another shard (shardOf decides), so a store
- * never holds a document the gateway would look for elsewhere.
+ * One replica of one shard of a replicated index on NATS: searches and reads from its store, writes into the
+ * ingest log (`writes`: the gateway's own path, so a document ingested here reaches every replica of its
+ * shard, whichever shard that is). The store itself changes only through the log (IndexLogFollower).
  */
-export async function serveIndexShardOverNats(nc: NatsConnection, ctx: ServiceContext, spec: ShardSpec): Promise<Service> {
+export async function serveIndexShardOverNats(nc: NatsConnection, ctx: ServiceContext, spec: ShardSpec, writes: Writes): Promise<Service> {
   const info = indexShardNatsService(spec.shard, spec.shards);
-  const ownsDocument = (docId: string) => {
-    if (docId === "") return; // the operation's own validation names the missing id
-    const home = shardOf(docId, spec.shards);
-    if (home !== spec.shard) {
-      throw new ServiceError(status.FAILED_PRECONDITION, `document ${JSON.stringify(docId)} belongs to shard ${home} of ${spec.shards}, not to this shard (${spec.shard}); send it through the gateway, which routes by document id`);
-    }
-  };
   const e = info.endpoints;
   return serve(nc, ctx, info, [
-    ...indexHandlers(ctx, e, ownsDocument),
+    ...indexHandlers(ctx, e, writes),
     { endpoint: e.termStats, request: TermStatsRequest, response: TermStats, handle: async (r: TermStatsRequest) => termStats(ctx, r) },
     { endpoint: e.shardSearch, request: ShardSearchRequest, response: ShardSearchResponse, handle: (r: ShardSearchRequest, signal) => shardSearch(ctx, r, signal) },
   ]);

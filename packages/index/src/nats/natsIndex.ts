@@ -20,9 +20,12 @@ import {
   type NatsEndpoint,
 } from "@attr-rag/contracts";
 import type { ShardSpec } from "@attr-rag/core";
-import { RemoteError, requestProto, type ConnectionWatch, type NatsConnection, type ProtoCodec } from "@attr-rag/nats";
+import { Code, RemoteError, requestProto, type ConnectionWatch, type NatsConnection, type ProtoCodec } from "@attr-rag/nats";
 import type { RemoteIndex } from "./remoteIndex.js";
 import { ServiceError } from "../service/ServiceError.js";
+
+/** The first attempt of a read on a replicated shard (see #read). */
+const FIRST_READ_ATTEMPT_MS = 2_000;
 
 /**
  * The index reached over NATS (`attr-rag index serve --nats`): the IndexBackend the distributed gateway and
@@ -32,6 +35,7 @@ export class NatsIndex implements RemoteIndex {
   readonly #endpoints: Partial<Record<keyof ReturnType<typeof indexShardNatsService>["endpoints"], NatsEndpoint>>;
   readonly #label: string;
   readonly #startHint: string;
+  readonly #replicated: boolean;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -41,6 +45,7 @@ export class NatsIndex implements RemoteIndex {
   ) {
     this.#endpoints = shard === undefined ? INDEX_NATS_SERVICE.endpoints : indexShardNatsService(shard.shard, shard.shards).endpoints;
     this.#label = shard === undefined ? "the index" : `index shard ${shard.shard} of ${shard.shards}`;
+    this.#replicated = shard !== undefined;
     this.#startHint = shard === undefined ? "`attr-rag index serve --store DIR --nats URL`" : `\`attr-rag index serve --store DIR --nats URL --shard ${shard.shard}/${shard.shards}\``;
   }
 
@@ -49,14 +54,19 @@ export class NatsIndex implements RemoteIndex {
     return new NatsIndex(nc, watch, timeoutMs, shard);
   }
 
+  /** Whether this client reaches one shard of a replicated index (reads are then retried on another replica). */
+  get replicated(): boolean {
+    return this.#replicated;
+  }
+
   /** This shard's BM25 figures for a query's tokens (a shard only). */
   termStats(request: TermStatsRequest, signal: AbortSignal): Promise<TermStats> {
-    return this.#call(this.#endpoint("termStats"), request, TermStatsRequest, TermStats, signal);
+    return this.#read(this.#endpoint("termStats"), request, TermStatsRequest, TermStats, signal);
   }
 
   /** This shard's lists for a search (a shard only). */
   shardSearch(request: ShardSearchRequest, signal: AbortSignal): Promise<ShardSearchResponse> {
-    return this.#call(this.#endpoint("shardSearch"), request, ShardSearchRequest, ShardSearchResponse, signal);
+    return this.#read(this.#endpoint("shardSearch"), request, ShardSearchRequest, ShardSearchResponse, signal);
   }
 
   #endpoint(name: keyof ReturnType<typeof indexShardNatsService>["endpoints"]): NatsEndpoint {
@@ -66,19 +76,19 @@ export class NatsIndex implements RemoteIndex {
   }
 
   search(request: SearchRequest, signal: AbortSignal): Promise<SearchResponse> {
-    return this.#call(this.#endpoint("search"), request, SearchRequest, SearchResponse, signal);
+    return this.#read(this.#endpoint("search"), request, SearchRequest, SearchResponse, signal);
   }
 
   getChunks(request: GetChunksRequest, signal: AbortSignal): Promise<GetChunksResponse> {
-    return this.#call(this.#endpoint("getChunks"), request, GetChunksRequest, GetChunksResponse, signal);
+    return this.#read(this.#endpoint("getChunks"), request, GetChunksRequest, GetChunksResponse, signal);
   }
 
   getStats(signal: AbortSignal): Promise<GetStatsResponse> {
-    return this.#call(this.#endpoint("getStats"), {}, GetStatsRequest, GetStatsResponse, signal);
+    return this.#read(this.#endpoint("getStats"), {}, GetStatsRequest, GetStatsResponse, signal);
   }
 
   embedTexts(request: EmbedTextsRequest, signal: AbortSignal): Promise<EmbedTextsResponse> {
-    return this.#call(this.#endpoint("embedTexts"), request, EmbedTextsRequest, EmbedTextsResponse, signal);
+    return this.#read(this.#endpoint("embedTexts"), request, EmbedTextsRequest, EmbedTextsResponse, signal);
   }
 
   deleteDocument(request: DeleteDocumentRequest, signal: AbortSignal): Promise<DeleteDocumentResponse> {
@@ -90,10 +100,28 @@ export class NatsIndex implements RemoteIndex {
     return this.#call(this.#endpoint("ingest"), request, IngestDocumentsRequest, IngestDocumentsResponse, signal);
   }
 
-  async #call<Req, Res>(endpoint: NatsEndpoint, request: Req, req: ProtoCodec<Req>, res: ProtoCodec<Res>, signal: AbortSignal): Promise<Res> {
+  /**
+   * A read. On a replicated shard a replica that dies holding the request never answers it, so an unanswered
+   * read is asked again (the queue group gives it to a live replica): attempts of 2 s, 4 s, 8 s … within the
+   * call's timeout. Reads change nothing, so asking twice is safe.
+   */
+  async #read<Req, Res>(endpoint: NatsEndpoint, request: Req, req: ProtoCodec<Req>, res: ProtoCodec<Res>, signal: AbortSignal): Promise<Res> {
+    if (!this.#replicated) return this.#call(endpoint, request, req, res, signal);
+    const deadline = performance.now() + this.timeoutMs;
+    for (let attempt = FIRST_READ_ATTEMPT_MS; ; attempt *= 2) {
+      const left = deadline - performance.now();
+      try {
+        return await this.#call(endpoint, request, req, res, signal, Math.min(attempt, Math.max(1, left)));
+      } catch (err) {
+        if (!(err instanceof ServiceError) || err.code !== Code.DEADLINE_EXCEEDED || attempt >= left) throw err;
+      }
+    }
+  }
+
+  async #call<Req, Res>(endpoint: NatsEndpoint, request: Req, req: ProtoCodec<Req>, res: ProtoCodec<Res>, signal: AbortSignal, timeoutMs = this.timeoutMs): Promise<Res> {
     try {
       return await requestProto(this.nc, endpoint.subject, request, { request: req, response: res }, {
-        timeoutMs: this.timeoutMs,
+        timeoutMs,
         signal,
         watch: this.watch,
         serviceLabel: this.#label,

@@ -26,6 +26,7 @@ import { validateFusion, type FusionSettings } from "../search/fusionSettings.js
 import { resolveLimits } from "../service/limits.js";
 import { ServiceError } from "../service/ServiceError.js";
 import { fuseMerged, mergeShardLists, rerankMerged } from "./mergeShards.js";
+import { IndexLogWriter } from "./indexLogWriter.js";
 import { NatsIndex } from "./natsIndex.js";
 import type { RemoteIndex } from "./remoteIndex.js";
 
@@ -33,14 +34,20 @@ import type { RemoteIndex } from "./remoteIndex.js";
  * A sharded index reached over NATS: S shards (`attr-rag index serve --nats --shard i/S`), each holding the
  * documents shardOf sends it. A search goes to every shard and is merged here: BM25 in two rounds (every
  * shard's figures for the query's tokens, summed, then each shard's top list scored with those sums, so the
- * scores are one store's), dense by cosine, hybrid fused after the merge. Document operations go to the
- * document's shard. A shard nobody serves fails the call UNAVAILABLE, naming the shard: never a partial answer.
+ * scores are one store's), dense by cosine, hybrid fused after the merge. Reads of a document (GetChunks) go
+ * to its shard; writes go into the ingest log, which every replica of the shard applies. A shard nobody
+ * serves fails the call UNAVAILABLE, naming the shard: never a partial answer.
  */
 export class ShardedNatsIndex implements RemoteIndex {
   readonly #shards: NatsIndex[];
+  readonly #nc: NatsConnection;
+  readonly #timeoutMs: number;
+  #writer: Promise<IndexLogWriter> | undefined;
   #nextEmbed = 0;
 
   constructor(nc: NatsConnection, shards: number, watch?: ConnectionWatch, timeoutMs = 60_000) {
+    this.#nc = nc;
+    this.#timeoutMs = timeoutMs;
     this.#shards = Array.from({ length: shards }, (_, shard) => NatsIndex.shard(nc, { shard, shards }, watch, timeoutMs));
   }
 
@@ -135,12 +142,22 @@ export class ShardedNatsIndex implements RemoteIndex {
     return this.#shards[shard]!.embedTexts(request, signal);
   }
 
-  deleteDocument(request: DeleteDocumentRequest, signal: AbortSignal): Promise<DeleteDocumentResponse> {
-    return this.#shards[shardOf(request.docId, this.shards)]!.deleteDocument(request, signal);
+  /** Into the ingest log (see IndexLogWriter): every replica of the document's shard applies it. */
+  async deleteDocument(request: DeleteDocumentRequest, signal: AbortSignal): Promise<DeleteDocumentResponse> {
+    return (await this.#log()).delete(request, signal);
   }
 
-  ingest(request: IngestDocumentsRequest, signal: AbortSignal): Promise<IngestDocumentsResponse> {
-    return this.#shards[shardOf(request.document?.id ?? "", this.shards)]!.ingest(request, signal);
+  /** Into the ingest log (see IndexLogWriter); LOGGED unless the request waits for replicas. */
+  async ingest(request: IngestDocumentsRequest, signal: AbortSignal): Promise<IngestDocumentsResponse> {
+    return (await this.#log()).upsert(request, signal);
+  }
+
+  #log(): Promise<IndexLogWriter> {
+    this.#writer ??= IndexLogWriter.open(this.#nc, this.shards, this.#timeoutMs).catch((err: unknown) => {
+      this.#writer = undefined;
+      throw new ServiceError(status.UNAVAILABLE, `cannot open the ingest log on NATS (JetStream): ${(err as Error).message}; is the server started with -js?`, { cause: err });
+    });
+    return this.#writer;
   }
 
   /** The call on every shard; the first failure fails it and cancels the calls still running. */

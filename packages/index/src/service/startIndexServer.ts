@@ -1,5 +1,5 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { addServerReflection, INDEX_SERVICE_NAME, IndexServiceService } from "@attr-rag/contracts";
+import { addServerReflection, INDEX_SERVICE_NAME, IndexServiceService, type IndexServiceServer } from "@attr-rag/contracts";
 import type { ChunkStore } from "../ChunkStore.js";
 import type { QueryEmbedder } from "./context.js";
 import { createIndexServiceImplementation } from "./createIndexServiceImplementation.js";
@@ -23,6 +23,11 @@ export interface StartIndexServerOptions {
   readonly closeStore?: boolean;
   /** How long close() lets running calls finish before cancelling them. Default 5000 ms. */
   readonly shutdownGraceMs?: number;
+  /**
+   * Handlers for the writes instead of the store's own: a replica of a replicated index sends them into the
+   * ingest log (its store changes only through the log).
+   */
+  readonly writes?: Pick<IndexServiceServer, "ingestDocuments" | "deleteDocument">;
 }
 
 export interface IndexServerHandle extends AsyncDisposable {
@@ -44,7 +49,7 @@ export async function startIndexServer(options: StartIndexServerOptions): Promis
     // RESOURCE_EXHAUSTED from grpc-js before it is buffered whole.
     "grpc.max_receive_message_length": limits.maxDocumentBytes + MESSAGE_OVERHEAD_BYTES,
   });
-  server.addService(IndexServiceService, createIndexServiceImplementation(store, embedder, limits, log));
+  server.addService(IndexServiceService, { ...createIndexServiceImplementation(store, embedder, limits, log), ...options.writes });
   addServerReflection(server, [INDEX_SERVICE_NAME]);
   const bound = await listen(server, host, port, ServerCredentials.createInsecure(), "index server");
 

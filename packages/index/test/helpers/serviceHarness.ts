@@ -85,7 +85,7 @@ export function call<Req, Res>(client: IndexServiceClient, method: UnaryMethod<R
 export function ingest(client: IndexServiceClient, documents: readonly Partial<Document>[], options: Partial<CallOptions> = {}): Promise<IngestDocumentsResponse> {
   return new Promise((resolve, reject) => {
     const stream = client.ingestDocuments(new Metadata(), options, (err, res) => (err ? reject(err) : resolve(res!)));
-    for (const d of documents) stream.write({ document: { id: "", title: "", text: "", source: "", license: "", metadata: {}, ...d } });
+    for (const d of documents) stream.write({ document: { id: "", title: "", text: "", source: "", license: "", metadata: {}, ...d }, waitForReplicas: 0 });
     stream.end();
   });
 }

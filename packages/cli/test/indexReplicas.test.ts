@@ -1,0 +1,152 @@
+// Replicas of a shard fed by the JetStream ingest log, as real processes on a real nats-server: searches keep
+// answering while a replica is SIGKILLed, a restarted replica and a new empty one catch up from the log, and
+// every replica ends with the same documents and chunks.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { credentials } from "@grpc/grpc-js";
+import { IndexServiceClient, IngestStatus, RetrievalMode, type IngestDocumentsRequest, type SearchRequest, type SearchResponse } from "@attr-rag/contracts";
+import { ShardedNatsIndex } from "@attr-rag/index";
+import { connectNats, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, TEST_MODEL } from "./helpers/runCli.js";
+
+const signal = new AbortController().signal;
+const WORDS = ["acid", "base", "buffer", "titrate", "reflux", "filter", "crystal", "solvent", "heat", "cool", "stir", "weigh", "dilute", "extract", "distil", "dry"];
+
+/** A document with a few distinctive words, so BM25 and dense both rank it for its own words. */
+function doc(i: number, version = 1): IngestDocumentsRequest {
+  const words = [WORDS[i % WORDS.length], WORDS[(i * 7 + 3) % WORDS.length], WORDS[(i * 5 + 1) % WORDS.length]];
+  const text = `Step ${i} (v${version}): ${words.join(" then ")} the sample ${i}. Record the mass of product ${i} and note the colour.`;
+  return { document: { id: `doc-${i}`, title: `Procedure ${i}`, text, source: "replicas-test", license: "CC0", metadata: {} }, waitForReplicas: 0 };
+}
+
+type Replica = Awaited<ReturnType<typeof startServer>> & { store: string };
+
+function search(address: string, request: SearchRequest): Promise<SearchResponse> {
+  const client = new IndexServiceClient(address, credentials.createInsecure());
+  return new Promise<SearchResponse>((resolve, reject) => client.search(request, (err, res) => (err ? reject(err) : resolve(res)))).finally(() => client.close());
+}
+
+/** Every document (id, content hash) and chunk (id, text) of a stopped replica's store. */
+function contents(store: string): { documents: unknown[]; chunks: unknown[] } {
+  const db = new Database(join(store, "store.sqlite"), { readonly: true });
+  try {
+    return {
+      documents: db.prepare("SELECT id, content_hash, chunk_count FROM documents ORDER BY id").all(),
+      chunks: db.prepare("SELECT id, doc_id, ordinal, text FROM chunks ORDER BY id").all(),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** Same chunks in the same order; scores equal (BM25) or within EMBEDDING_TOLERANCE (dense, hybrid), where order may differ only inside a near-tie. */
+const EMBEDDING_TOLERANCE = 1e-4;
+function expectSameAnswer(got: SearchResponse, want: SearchResponse, mode: RetrievalMode): void {
+  expect(got.chunks.map((c) => c.chunk)).toHaveLength(want.chunks.length);
+  if (mode === RetrievalMode.RETRIEVAL_MODE_BM25) {
+    expect(got).toEqual(want);
+    return;
+  }
+  const tieFree = want.chunks.every((c, i) => i === 0 || Math.abs(want.chunks[i - 1]!.score - c.score) > 2 * EMBEDDING_TOLERANCE);
+  if (tieFree) expect(got.chunks.map((c) => c.chunk)).toEqual(want.chunks.map((c) => c.chunk));
+  else expect(new Set(got.chunks.map((c) => c.chunk!.id))).toEqual(new Set(want.chunks.map((c) => c.chunk!.id)));
+  const byId = new Map(want.chunks.map((c) => [c.chunk!.id, c.score]));
+  for (const c of got.chunks) expect(Math.abs(c.score - byId.get(c.chunk!.id)!)).toBeLessThan(EMBEDDING_TOLERANCE);
+}
+
+const missing = natsServerMissing();
+
+describe.skipIf(missing !== undefined)(`index replicas over the ingest log${missing ? ` (skipped: ${missing})` : ""}`, () => {
+  const dir = mkdtempSync(join(tmpdir(), "attr-rag-replicas-"));
+  let server: NatsServer;
+  let nc: NatsConnection;
+  let index: ShardedNatsIndex;
+  const running: Replica[] = [];
+
+  async function startReplica(name: string): Promise<Replica> {
+    const store = join(dir, name);
+    const r = await startServer(["index", "serve", "--store", store, "--create", "--port", "0", "--nats", server.url, "--shard", "0/1", "--embedder", `gguf:${TEST_MODEL}`, "--search-threads", "0"]);
+    const replica = { ...r, store };
+    running.push(replica);
+    return replica;
+  }
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    nc = await connectNats({ url: server.url, name: "replicas-test" });
+    index = new ShardedNatsIndex(nc, 1);
+  });
+
+  afterAll(async () => {
+    for (const r of running) if (r.child.exitCode === null && r.child.signalCode === null) await r.stop();
+    await nc?.close();
+    await server?.[Symbol.asyncDispose]();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("replicas - 500 searches while a replica is SIGKILLed: none fails; it restarts and catches up, a third empty one too, deletes included", async () => {
+    const a = await startReplica("a");
+    let b = await startReplica("b");
+    // 300 documents through the log, the last one waiting for both replicas (read-your-writes).
+    for (let i = 0; i < 299; i++) expect((await index.ingest(doc(i), signal)).results[0]!.status).toBe(IngestStatus.INGEST_STATUS_LOGGED);
+    const last = await index.ingest({ ...doc(299), waitForReplicas: 2 }, signal);
+    expect(last.results[0]).toMatchObject({ status: IngestStatus.INGEST_STATUS_INDEXED, chunkCount: 1 });
+    expect((await index.getStats(signal)).documents).toBe(300);
+
+    const queries = Array.from({ length: 500 }, (_, i) => ({ query: `${WORDS[i % WORDS.length]} sample ${i % 300}`, mode: [RetrievalMode.RETRIEVAL_MODE_BM25, RetrievalMode.RETRIEVAL_MODE_DENSE, RetrievalMode.RETRIEVAL_MODE_HYBRID][i % 3]! }));
+    const expected = new Map<number, string[]>();
+    let done = 0;
+    let failed = 0;
+    let killed = false;
+    const lanes = Array.from({ length: 4 }, async (_, lane) => {
+      for (let i = lane; i < queries.length; i += 4) {
+        if (done >= 150 && !killed) {
+          killed = true;
+          b.child.kill("SIGKILL");
+        }
+        const q = queries[i]!;
+        try {
+          const got = await index.search({ query: q.query, options: { k: 5, mode: q.mode }, includeQueryEmbedding: false }, signal);
+          expect(got.chunks).toHaveLength(5);
+          expected.set(i, got.chunks.map((c) => c.chunk!.id));
+        } catch (err) {
+          failed++;
+          throw err;
+        }
+        done++;
+      }
+    });
+    await Promise.all(lanes);
+    expect(killed).toBe(true);
+    expect({ done, failed }).toEqual({ done: 500, failed: 0 });
+
+    // While b is down: 50 more documents, one changed, two deleted (a applies them; b must catch up).
+    for (let i = 300; i < 350; i++) await index.ingest(doc(i), signal);
+    expect((await index.ingest({ ...doc(7, 2), waitForReplicas: 1 }, signal)).results[0]!.status).toBe(IngestStatus.INGEST_STATUS_REPLACED);
+    expect(await index.deleteDocument({ docId: "doc-11", waitForReplicas: 1 }, signal)).toEqual({ found: true, chunksDeleted: 1 });
+    expect(await index.deleteDocument({ docId: "doc-12", waitForReplicas: 0 }, signal)).toEqual({ found: true, chunksDeleted: 1 });
+
+    b = await startReplica("b");
+    const c = await startReplica("c");
+    // Caught up before answering ("listening" comes after): every replica's own port has the same index.
+    const probe = (mode: RetrievalMode): SearchRequest => ({ query: "dilute the sample 12 and extract", options: { k: 10, mode }, includeQueryEmbedding: false });
+    for (const mode of [RetrievalMode.RETRIEVAL_MODE_BM25, RetrievalMode.RETRIEVAL_MODE_DENSE, RetrievalMode.RETRIEVAL_MODE_HYBRID]) {
+      const [fromA, fromB, fromC] = (await Promise.all([a, b, c].map((r) => search(r.address, probe(mode))))) as [SearchResponse, SearchResponse, SearchResponse];
+      // BM25 exactly; dense and hybrid up to the floating point of batched embedding (each replica embedded the
+      // same chunks in differently sized batches: vectors equal to about 1e-6).
+      expectSameAnswer(fromB, fromA, mode);
+      expectSameAnswer(fromC, fromA, mode);
+      for (const hit of fromA.chunks) expect(["doc-11", "doc-12"]).not.toContain(hit.chunk!.docId);
+    }
+    expect((await index.getStats(signal)).documents).toBe(348);
+
+    for (const r of [a, b, c]) expect(await r.stop()).toBe(0);
+    const [ca, cb, cc] = [a, b, c].map((r) => contents(r.store)) as [ReturnType<typeof contents>, ReturnType<typeof contents>, ReturnType<typeof contents>];
+    expect(ca.documents).toHaveLength(348);
+    expect(cb).toEqual(ca);
+    expect(cc).toEqual(ca);
+  }, 240_000);
+});
