@@ -15,9 +15,9 @@ export function storeErrorToCli(err: unknown): unknown {
 }
 
 /** Starts the embedder a spec names; an unknown spec is a usage error. */
-export async function startEmbedder(spec: string): Promise<Embedder> {
+export async function startEmbedder(spec: string, threads?: number): Promise<Embedder> {
   try {
-    return await createEmbedder(spec);
+    return await createEmbedder(spec, threads !== undefined ? { threads } : {});
   } catch (err) {
     if (err instanceof EmbeddingError) throw new CliError(`--embedder: ${err.message}`, 2, { cause: err });
     throw err;

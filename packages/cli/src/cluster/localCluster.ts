@@ -3,8 +3,13 @@
 // `attr-rag serve --nats`, each a process of its own with its own role's credentials. What
 // `deploy/local/cluster` runs, what `attr-rag bench cluster` measures and what the distributed tests start.
 import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startNatsServer, type NatsServer } from "@attr-rag/nats";
+import type { IngestDocumentsRequest } from "@attr-rag/contracts";
+import { shardOf } from "@attr-rag/core";
+import { readDocuments, ShardedNatsIndex } from "@attr-rag/index";
+import { connectNats, startNatsServer, type NatsServer } from "@attr-rag/nats";
 import { modelIdOf } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
 import { checkClusterPassword, newClusterPassword } from "./clusterPasswords.js";
@@ -16,8 +21,19 @@ export const ROLES = ["gateway", "worker", "selector", "index"] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface LocalClusterOptions {
-  /** Chunk store the index service opens (made by attr-rag ingest). */
+  /**
+   * Chunk store the index service opens (made by attr-rag ingest). With indexShards, the directory holding
+   * every replica's store (`shard-<i>-of-<S>/replica-<r>`, created empty and filled from the ingest log).
+   */
   readonly store: string;
+  /**
+   * A replicated index: this many shards (`index serve --shard i/S`, the gateway's and the selector's
+   * --index-shards S), each served by indexReplicas processes fed by the ingest log. Unset: one index process
+   * over `store`.
+   */
+  readonly indexShards?: number;
+  /** Replicas per shard with indexShards. Default 1. */
+  readonly indexReplicas?: number;
   readonly workers: number;
   /** Generator GGUF every worker loads. */
   readonly modelPath: string;
@@ -68,7 +84,10 @@ export class LocalCluster implements AsyncDisposable {
   /** Workers serving only the re-ranker (rerankerPath). */
   readonly rerankers: ClusterProcess[] = [];
   readonly embedders: ClusterProcess[] = [];
+  /** The index process (unsharded), or the first replica of shard 0. */
   index!: ClusterProcess;
+  /** Every index process: replicas of each shard in turn (one, unsharded). */
+  readonly indexes: ClusterProcess[] = [];
   selector!: ClusterProcess;
   /** The first gateway (the one `gatewayAddress` names). */
   gateway!: ClusterProcess;
@@ -101,6 +120,7 @@ export class LocalCluster implements AsyncDisposable {
 
   static async start(options: LocalClusterOptions): Promise<LocalCluster> {
     if (!Number.isInteger(options.workers) || options.workers < 1) throw new CliError(`a cluster needs at least one worker, got ${options.workers}`);
+    if (options.indexReplicas !== undefined && options.indexShards === undefined) throw new CliError("index replicas need a sharded index: give the shard count too (1 for one shard)", 2);
     if (!existsSync(NATS_CONFIG)) throw new CliError(`the NATS configuration ${NATS_CONFIG} is missing from this checkout (restore it with \`git checkout -- deploy\`)`, 2);
     const passwords = options.passwords ?? (Object.fromEntries(ROLES.map((r) => [r, newClusterPassword()])) as Record<Role, string>);
     for (const role of ROLES) checkClusterPassword(role, passwords[role]);
@@ -118,13 +138,20 @@ export class LocalCluster implements AsyncDisposable {
     if (options.detached) process.once("exit", cluster.#killOnExit);
     const ready = options.readyTimeoutMs ?? 120_000;
     try {
-      const embedder = options.embedderPath !== undefined ? ["--embedder", `gguf:${options.embedderPath}`] : [];
-      cluster.index = cluster.#spawn("index", ["index", "serve", "--store", options.store, "--port", "0", "--nats", nats.url, ...cluster.credentials("index"), ...embedder]);
-      cluster.selector = cluster.#spawn("selector", ["selector", "--nats", nats.url, ...cluster.credentials("selector")]);
+      if (options.indexShards === undefined) {
+        cluster.index = cluster.#spawn("index", cluster.#indexArgs(options.store, undefined));
+        cluster.indexes.push(cluster.index);
+      } else {
+        for (let shard = 0; shard < options.indexShards; shard++) {
+          for (let r = 1; r <= (options.indexReplicas ?? 1); r++) cluster.addIndexReplica(shard, r);
+        }
+        cluster.index = cluster.indexes[0]!;
+      }
+      cluster.selector = cluster.#spawn("selector", ["selector", "--nats", nats.url, ...cluster.credentials("selector"), ...cluster.#indexShardsArgs()]);
       for (let i = 0; i < options.workers; i++) cluster.addWorker();
       if (options.rerankerPath !== undefined) for (let i = 0; i < (options.rerankerWorkers ?? 1); i++) cluster.addRerankerWorker();
       if (options.embedderPath !== undefined) for (let i = 0; i < (options.embedderWorkers ?? 1); i++) cluster.addEmbedderWorker();
-      await cluster.index.waitFor(/serving the index on NATS/, ready);
+      for (const ix of cluster.indexes) await ix.waitFor(/serving the index.* on NATS/, ready);
       await cluster.selector.waitFor(/selector \S+ serving on/, ready);
       for (const w of cluster.workers) await w.waitFor(/worker \S+ serving model/, ready);
       for (const w of cluster.rerankers) await w.waitFor(/worker \S+ serving re-ranker/, ready);
@@ -145,13 +172,71 @@ export class LocalCluster implements AsyncDisposable {
   /** Starts one more gateway and waits until it listens; returns its address. */
   async addGateway(port = 0, readyTimeoutMs = 120_000): Promise<string> {
     const name = this.#nextGateway++ === 0 ? "gateway" : `gateway-${this.#nextGateway}`;
-    const g = this.#spawn(name, ["serve", "--nats", this.url, ...this.credentials("gateway"), "--model", this.modelId, ...(this.rerankerId !== undefined ? ["--reranker", this.rerankerId] : []), "--port", String(port), ...(this.options.gatewayArgs ?? [])]);
+    const g = this.#spawn(name, ["serve", "--nats", this.url, ...this.credentials("gateway"), ...this.#indexShardsArgs(), "--model", this.modelId, ...(this.rerankerId !== undefined ? ["--reranker", this.rerankerId] : []), "--port", String(port), ...(this.options.gatewayArgs ?? [])]);
     this.gateways.push(g);
     this.gateway ??= g;
     const address = (await g.waitFor(/listening on (\S+)/, readyTimeoutMs))[1]!;
     this.gatewayAddresses.push(address);
     if (this.gatewayAddress === "") this.gatewayAddress = address;
     return address;
+  }
+
+  /**
+   * Starts replica `replica` (from 1) of shard `shard` over its own store (created empty: it catches up from
+   * the ingest log); wait for /serving the index/ on it before counting on it.
+   */
+  addIndexReplica(shard: number, replica: number): ClusterProcess {
+    const shards = this.options.indexShards;
+    if (shards === undefined) throw new CliError("this cluster's index is not sharded (indexShards)");
+    const store = join(this.options.store, `shard-${shard}-of-${shards}`, `replica-${replica}`);
+    const p = this.#spawn(`index-${shard}.${replica}`, [...this.#indexArgs(store, `${shard}/${shards}`), "--create"]);
+    this.indexes.push(p);
+    return p;
+  }
+
+  /**
+   * A corpus into the ingest log of the replicated index, as the gateway writes it (with the gateway's NATS
+   * login), and applied by every replica: each shard's last document is sent again waiting for all its
+   * replicas (UNCHANGED, and after every earlier entry of the shard, which replicas apply in order). Returns
+   * the documents ingested.
+   */
+  async ingestThroughLog(corpus: string): Promise<number> {
+    const shards = this.options.indexShards;
+    if (shards === undefined) throw new CliError("this cluster's index is not sharded (indexShards)");
+    const nc = await connectNats({ url: this.url, name: "attr-rag-cluster-ingest", user: "gateway", pass: this.passwords.gateway });
+    try {
+      const index = new ShardedNatsIndex(nc, shards);
+      const signal = new AbortController().signal;
+      const lastOfShard = new Map<number, IngestDocumentsRequest>();
+      let n = 0;
+      for await (const item of readDocuments([corpus])) {
+        const d = item.document;
+        const request: IngestDocumentsRequest = { document: { id: d.id, text: d.text, title: d.title ?? "", source: d.source ?? "", license: d.license ?? "", metadata: {} }, waitForReplicas: 0 };
+        const r = await index.ingest(request, signal);
+        if (r.failed > 0) throw new CliError(`ingesting ${d.id} through the log failed: ${r.results[0]?.message ?? ""}`);
+        lastOfShard.set(shardOf(d.id, shards), request);
+        n++;
+      }
+      for (const request of lastOfShard.values()) await index.ingest({ ...request, waitForReplicas: this.options.indexReplicas ?? 1 }, signal);
+      return n;
+    } finally {
+      await nc.close();
+    }
+  }
+
+  #indexArgs(store: string, shard: string | undefined): string[] {
+    const embedder = this.options.embedderPath !== undefined ? ["--embedder", `gguf:${this.options.embedderPath}`, ...this.#embedThreads()] : [];
+    return ["index", "serve", "--store", store, "--port", "0", "--nats", this.url, ...this.credentials("index"), ...embedder, ...(shard !== undefined ? ["--shard", shard] : [])];
+  }
+
+  /** Index processes share the machine's cores: each embeds on a fair share of them (llama.cpp threads spin). */
+  #embedThreads(): string[] {
+    const processes = this.options.indexShards === undefined ? 1 : this.options.indexShards * (this.options.indexReplicas ?? 1);
+    return ["--embed-threads", String(Math.max(1, Math.floor(availableParallelism() / processes)))];
+  }
+
+  #indexShardsArgs(): string[] {
+    return this.options.indexShards !== undefined ? ["--index-shards", String(this.options.indexShards)] : [];
   }
 
   /** Starts one more worker (wait for /serving model/ on it before counting on it). */
@@ -198,7 +283,7 @@ export class LocalCluster implements AsyncDisposable {
   }
 
   get processes(): ClusterProcess[] {
-    return [...this.gateways, ...this.workers, ...this.rerankers, ...this.embedders, this.selector, this.index].filter((p): p is ClusterProcess => p !== undefined);
+    return [...this.gateways, ...this.workers, ...this.rerankers, ...this.embedders, this.selector, ...this.indexes].filter((p): p is ClusterProcess => p !== undefined);
   }
 
   /** Everything the processes printed (the kept part), for failure messages. */
@@ -211,7 +296,7 @@ export class LocalCluster implements AsyncDisposable {
     this.#stopping ??= (async () => {
       await Promise.all(this.gateways.map((g) => g.stop("SIGTERM")));
       await Promise.all([...this.workers, ...this.rerankers, ...this.embedders].map((w) => w.stop("SIGTERM")));
-      await Promise.all([this.selector?.stop("SIGTERM"), this.index?.stop("SIGTERM")]);
+      await Promise.all([this.selector?.stop("SIGTERM"), ...this.indexes.map((ix) => ix.stop("SIGTERM"))]);
       await this.nats[Symbol.asyncDispose]();
       process.off("exit", this.#killOnExit);
     })();

@@ -5,7 +5,11 @@ import { CliError } from "../cliError.js";
 import { LocalCluster } from "../cluster/localCluster.js";
 import { positiveInt } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
-import { DEMO_QUESTION, demoModelPath, ingestDemoCorpus } from "./demo.js";
+import { DEMO_CORPUS, DEMO_QUESTION, demoModelPath, ingestDemoCorpus } from "./demo.js";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MAX_INDEX_SHARDS } from "@attr-rag/contracts";
 
 interface ClusterFlags {
   workers: string;
@@ -17,6 +21,8 @@ interface ClusterFlags {
   port: string;
   threads?: string;
   contextSize: string;
+  indexShards?: string;
+  indexReplicas?: string;
   quiet?: boolean;
 }
 
@@ -44,6 +50,8 @@ export function registerClusterCommand(program: Command): void {
     .option("--port <n>", "gateway port, 0 for a free one", "50051")
     .option("--threads <n>", "engine CPU threads per worker (default: this machine's cores shared among the workers)")
     .option("--context-size <n>", "generator KV cells per worker, shared by its 4 parallel sequences", "32768")
+    .option("--index-shards <n>", "split the index into this many shards (index serve --shard i/S), each with --index-replicas replicas fed by the ingest log; the demo corpus is ingested through the gateway's path")
+    .option("--index-replicas <n>", "replicas of each shard (with --index-shards; default 1)")
     .option("--quiet", "do not show the processes' output")
     .action(async (o: ClusterFlags) => {
       const workers = positiveInt("--workers", o.workers);
@@ -63,8 +71,13 @@ export function registerClusterCommand(program: Command): void {
         throw new CliError(`--reranker: ${(err as Error).message}`, 2, { cause: err });
       }
       if (o.rerankerId !== undefined && rerankerPath === undefined) throw new CliError("--reranker-id names the id of --reranker; pass --reranker PATH|NAME too");
-      const store = o.store ?? ".cache/demo-store";
-      if (o.store === undefined) await ingestDemoCorpus(store, "cluster");
+      const indexShards = o.indexShards !== undefined ? boundedInt("--index-shards", o.indexShards, MAX_INDEX_SHARDS) : undefined;
+      const indexReplicas = o.indexReplicas !== undefined ? boundedInt("--index-replicas", o.indexReplicas, 16) : undefined;
+      if (indexReplicas !== undefined && indexShards === undefined) throw new CliError("--index-replicas needs --index-shards (1 for one shard with replicas)", 2);
+      // A replicated index starts empty every run (its stores follow this run's ingest log), in a directory of its own.
+      const sharded = indexShards !== undefined;
+      const store = sharded ? (o.store ?? mkdtempSync(join(tmpdir(), "attr-rag-cluster-index-"))) : (o.store ?? ".cache/demo-store");
+      if (!sharded && o.store === undefined) await ingestDemoCorpus(store, "cluster");
       process.stderr.write(`cluster: starting nats-server, index, ${workers} worker(s) (${threads} thread(s) each)${rerankerPath !== undefined ? ", a re-rank worker" : ""}, selector and gateway\n`);
       const cluster = await LocalCluster.start({
         store,
@@ -73,10 +86,16 @@ export function registerClusterCommand(program: Command): void {
         ...(o.modelId !== undefined ? { modelId: o.modelId } : {}),
         ...(rerankerPath !== undefined ? { rerankerPath, ...(o.rerankerId !== undefined ? { rerankerId: o.rerankerId } : {}) } : {}),
         workerArgs: ["--threads", String(threads), "--context-size", String(contextSize)],
+        ...(indexShards !== undefined ? { indexShards, indexReplicas: indexReplicas ?? 1 } : {}),
         gatewayPort: port,
         detached: true,
         ...(o.quiet ? {} : { echo: (line: string) => process.stderr.write(`${line}\n`) }),
       });
+      if (sharded) {
+        process.stderr.write(`cluster: ingesting the demo corpus through the ingest log (${indexShards} shard(s) × ${indexReplicas ?? 1} replica(s))\n`);
+        const n = await cluster.ingestThroughLog(DEMO_CORPUS);
+        process.stderr.write(`cluster: ${n} documents applied by every replica of their shard\n`);
+      }
       const pids = [`nats-server ${cluster.nats.pid()}`, ...cluster.processes.map((p) => `${p.name} ${p.child.pid}`)].join(", ");
       process.stdout.write(
         [
@@ -89,7 +108,7 @@ export function registerClusterCommand(program: Command): void {
         ].join("\n"),
       );
       // A gateway, index or selector that dies takes the cluster down with it: nothing could answer an Ask.
-      const essential = [cluster.gateway, cluster.index, cluster.selector].map((p) => p.exited.then((code) => ({ p, code })));
+      const essential = [cluster.gateway, ...(sharded ? [] : [cluster.index]), cluster.selector].map((p) => p.exited.then((code) => ({ p, code })));
       const outcome = await Promise.race([untilSignal().then((signal) => ({ signal })), ...essential]);
       if ("signal" in outcome) process.stderr.write(`cluster: ${outcome.signal}: stopping the gateway, the workers, the selector, the index and nats-server\n`);
       else process.stderr.write(`cluster: ${outcome.p.name} exited (code ${outcome.code}); stopping the rest\n`);
@@ -98,3 +117,10 @@ export function registerClusterCommand(program: Command): void {
       if (!("signal" in outcome)) throw new CliError(`${outcome.p.name} exited unexpectedly; its output is above`, 1);
     });
 }
+
+function boundedInt(name: string, value: string, max: number): number {
+  const n = positiveInt(name, value);
+  if (n > max) throw new CliError(`${name} must be from 1 to ${max}, got ${n}`, 2);
+  return n;
+}
+

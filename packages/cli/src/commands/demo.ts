@@ -10,7 +10,7 @@ import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { abortOnSigint, askOnce, writeReport } from "./ask.js";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
-const DEMO_CORPUS = join(REPO_ROOT, "examples/demo-corpus/corpus.jsonl");
+export const DEMO_CORPUS = join(REPO_ROOT, "examples/demo-corpus/corpus.jsonl");
 export const DEMO_QUESTION = "Explain all the required steps of the acetaminophen synthesis.";
 
 /** The demo's generator: $ATTR_RAG_MODEL (a path or cache name), else the repository's examples/models/stories260K.gguf. */

@@ -5,7 +5,7 @@ import { ConnectionWatch, type NatsConnection, type Service } from "@attr-rag/na
 import { NatsEngine, WorkerEmbedder } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
-import { cliShardSpec } from "../parseArgs.js";
+import { cliShardSpec, positiveInt } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
@@ -17,6 +17,7 @@ interface IndexServeOptions extends NatsFlags {
   create?: boolean;
   searchThreads: string;
   shard?: string;
+  embedThreads?: string;
 }
 
 /**
@@ -48,6 +49,7 @@ export function registerIndexServeCommand(program: Command): void {
     .option("--embedder <spec>", "use-lite | gguf:/path/to/model.gguf (must match the store's)", "use-lite")
     .option("--create", "create an empty store when --store has none")
     .option("--search-threads <n>", "threads BM25 searches run on, off the event loop (0: on it)", "2")
+    .option("--embed-threads <n>", "CPU threads of a GGUF embedder in this process (default: all cores; several index processes on one machine should share them)")
     .option("--shard <i/S>", "with --nats: serve shard i of a sharded index of S shards (the gateway's --index-shards S)");
   addNatsOptions(serve, false).action(async (o: IndexServeOptions) => {
     const port = parsePort(o.port);
@@ -55,7 +57,8 @@ export function registerIndexServeCommand(program: Command): void {
     if (!Number.isInteger(searchThreads) || searchThreads < 0 || searchThreads > 64) throw new CliError(`--search-threads must be an integer from 0 to 64, got ${JSON.stringify(o.searchThreads)}`, 2);
     if (o.host.trim() === "") throw new CliError("--host is empty");
     const shard = o.shard === undefined ? undefined : cliShardSpec(o.shard);
-    const embedder: Embedder = await startEmbedder(o.embedder);
+    const embedThreads = o.embedThreads === undefined ? undefined : positiveInt("--embed-threads", o.embedThreads);
+    const embedder: Embedder = await startEmbedder(o.embedder, embedThreads);
     let server: IndexServerHandle | undefined;
     let store: ChunkStore | undefined;
     let nc: NatsConnection | undefined;

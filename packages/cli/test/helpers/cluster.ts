@@ -20,6 +20,8 @@ export interface ClusterOptions {
   readonly reranker?: { readonly path: string; readonly id: string; readonly workers: number };
   /** The store's GGUF embedder: the index embeds with it, `workers` embed-only workers serve its embed jobs. */
   readonly embedder?: { readonly path: string; readonly workers: number };
+  /** A replicated index: shards × replicas processes over empty stores under `store`, embedding with the GGUF at embedderPath. */
+  readonly index?: { readonly shards: number; readonly replicas: number; readonly embedderPath: string };
 }
 
 export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
@@ -35,6 +37,7 @@ export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
     gateways: o.gateways ?? 1,
     ...(o.reranker !== undefined ? { rerankerPath: o.reranker.path, rerankerId: o.reranker.id, rerankerWorkers: o.reranker.workers } : {}),
     ...(o.embedder !== undefined ? { embedderPath: o.embedder.path, embedderWorkers: o.embedder.workers } : {}),
+    ...(o.index !== undefined ? { indexShards: o.index.shards, indexReplicas: o.index.replicas, embedderPath: o.index.embedderPath, embedderWorkers: 0 } : {}),
     passwords: PASSWORDS,
   });
 }
