@@ -7,6 +7,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { credentials } from "@grpc/grpc-js";
 import { IndexServiceClient, IngestStatus, RetrievalMode, type IngestDocumentsRequest, type SearchRequest, type SearchResponse } from "@attr-rag/contracts";
+import { shardOf } from "@attr-rag/core";
 import { ShardedNatsIndex } from "@attr-rag/index";
 import { connectNats, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +23,7 @@ function doc(i: number, version = 1): IngestDocumentsRequest {
   return { document: { id: `doc-${i}`, title: `Procedure ${i}`, text, source: "replicas-test", license: "CC0", metadata: {} }, waitForReplicas: 0 };
 }
 
-type Replica = Awaited<ReturnType<typeof startServer>> & { store: string };
+type Replica = Awaited<ReturnType<typeof startServer>> & { store: string; exited: Promise<unknown> };
 
 function search(address: string, request: SearchRequest): Promise<SearchResponse> {
   const client = new IndexServiceClient(address, credentials.createInsecure());
@@ -66,10 +67,10 @@ describe.skipIf(missing !== undefined)(`index replicas over the ingest log${miss
   let index: ShardedNatsIndex;
   const running: Replica[] = [];
 
-  async function startReplica(name: string): Promise<Replica> {
+  async function startReplica(name: string, shard = "0/1"): Promise<Replica> {
     const store = join(dir, name);
-    const r = await startServer(["index", "serve", "--store", store, "--create", "--port", "0", "--nats", server.url, "--shard", "0/1", "--embedder", `gguf:${TEST_MODEL}`, "--search-threads", "0"]);
-    const replica = { ...r, store };
+    const r = await startServer(["index", "serve", "--store", store, "--create", "--port", "0", "--nats", server.url, "--shard", shard, "--embedder", `gguf:${TEST_MODEL}`, "--embed-threads", "1", "--search-threads", "0"]);
+    const replica = { ...r, store, exited: new Promise((resolve) => (r.child.exitCode !== null || r.child.signalCode !== null ? resolve(undefined) : r.child.once("exit", resolve))) };
     running.push(replica);
     return replica;
   }
@@ -149,4 +150,45 @@ describe.skipIf(missing !== undefined)(`index replicas over the ingest log${miss
     expect(cb).toEqual(ca);
     expect(cc).toEqual(ca);
   }, 240_000);
+
+  it("replicas - 20,000 documents ingested while a replica is SIGKILLed and restarted twice: both end with the same chunks, none lost or doubled", async () => {
+    // Shard 0 of 2: a log subject of its own, apart from the test above (its documents are the ones shardOf sends there).
+    const sharded = new ShardedNatsIndex(nc, 2);
+    const a = await startReplica("big-a", "0/2");
+    let b = await startReplica("big-b", "0/2");
+    // Short texts: every replica embeds every chunk itself, and embedding is most of a replica's apply time.
+    const docs: IngestDocumentsRequest[] = [];
+    for (let i = 0; docs.length < 20_000; i++) {
+      const id = `big-${i}`;
+      if (shardOf(id, 2) !== 0) continue;
+      docs.push({ document: { id, title: "", text: `${WORDS[i % WORDS.length]} ${i}`, source: "", license: "", metadata: {} }, waitForReplicas: 0 });
+    }
+    let next = 0;
+    const lanes = Array.from({ length: 8 }, async () => {
+      while (next < docs.length) {
+        const i = next++;
+        expect((await sharded.ingest(docs[i]!, signal)).results[0]!.status).toBe(IngestStatus.INGEST_STATUS_LOGGED);
+      }
+    });
+    // Killed twice while the documents stream in and it applies them (it is behind the log), each time started
+    // again over the same store.
+    const killer = (async () => {
+      for (const at of [4_000, 12_000]) {
+        while (next < at) await new Promise((resolve) => setTimeout(resolve, 20));
+        b.child.kill("SIGKILL");
+        await b.exited;
+        b = await startReplica("big-b", "0/2");
+      }
+    })();
+    await Promise.all([...lanes, killer]);
+    // Sent again, waiting for both: applied after every earlier entry of the shard, on each replica.
+    const last = await sharded.ingest({ ...docs[docs.length - 1]!, waitForReplicas: 2 }, signal);
+    expect(last.results[0]!.status).toBe(IngestStatus.INGEST_STATUS_UNCHANGED);
+    for (const r of [a, b]) expect(await r.stop()).toBe(0);
+    const [ca, cb] = [a, b].map((r) => contents(r.store)) as [ReturnType<typeof contents>, ReturnType<typeof contents>];
+    expect(ca.documents).toHaveLength(20_000);
+    expect(ca.chunks).toHaveLength(20_000);
+    expect(new Set(ca.chunks.map((c) => (c as { id: string }).id)).size).toBe(20_000);
+    expect(cb).toEqual(ca);
+  }, 600_000);
 });
