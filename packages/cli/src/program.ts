@@ -6,6 +6,7 @@ import { registerIngestCommand } from "./commands/ingest.js";
 import { registerSearchCommand } from "./commands/search.js";
 import { registerEvalCommand } from "./commands/eval.js";
 import { registerIndexServeCommand } from "./commands/indexServe.js";
+import { registerIndexSnapshotCommand } from "./commands/indexSnapshot.js";
 import { registerAskCommand } from "./commands/ask.js";
 import { registerAttributeCommand } from "./commands/attribute.js";
 import { registerServeCommand } from "./commands/serve.js";
@@ -35,6 +36,7 @@ export function createProgram(): Command {
   registerSearchCommand(program);
   registerEvalCommand(program);
   registerIndexServeCommand(program);
+  registerIndexSnapshotCommand(program);
   registerAskCommand(program);
   registerAttributeCommand(program);
   registerServeCommand(program);

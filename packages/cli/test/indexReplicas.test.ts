@@ -6,12 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { credentials } from "@grpc/grpc-js";
-import { IndexServiceClient, IngestStatus, RetrievalMode, type IngestDocumentsRequest, type SearchRequest, type SearchResponse } from "@attr-rag/contracts";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { INDEX_LOG_STREAM, IndexServiceClient, IngestStatus, RetrievalMode, type IngestDocumentsRequest, type SearchRequest, type SearchResponse } from "@attr-rag/contracts";
 import { shardOf } from "@attr-rag/core";
 import { ShardedNatsIndex } from "@attr-rag/index";
 import { connectNats, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, TEST_MODEL } from "./helpers/runCli.js";
+import { runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 
 const signal = new AbortController().signal;
 const WORDS = ["acid", "base", "buffer", "titrate", "reflux", "filter", "crystal", "solvent", "heat", "cool", "stir", "weigh", "dilute", "extract", "distil", "dry"];
@@ -191,4 +192,33 @@ describe.skipIf(missing !== undefined)(`index replicas over the ingest log${miss
     expect(new Set(ca.chunks.map((c) => (c as { id: string }).id)).size).toBe(20_000);
     expect(cb).toEqual(ca);
   }, 600_000);
+
+  it("replicas - a log trimmed past a new replica's start is refused, naming the remedy; a snapshot of a running replica plus the log after it catches up", async () => {
+    const sharded = new ShardedNatsIndex(nc, 2);
+    const ofShard1 = Array.from({ length: 400 }, (_, i) => `trim-${i}`).filter((id) => shardOf(id, 2) === 1);
+    const write = (id: string, wait = 0) => sharded.ingest({ document: { id, title: "", text: `${id} filter the crystals`, source: "", license: "", metadata: {} }, waitForReplicas: wait }, signal);
+    const a = await startReplica("trim-a", "1/2");
+    for (const id of ofShard1.slice(0, 30)) await write(id);
+    const applied = await write(ofShard1[30]!, 1);
+    expect(applied.results[0]!.status).toBe(IngestStatus.INGEST_STATUS_INDEXED);
+    // The operator trims the log: every entry before the last one goes.
+    const jsm = await jetstreamManager(nc);
+    const last = (await jsm.streams.info(INDEX_LOG_STREAM)).state.last_seq;
+    await jsm.streams.purge(INDEX_LOG_STREAM, { seq: last });
+    const refused = await runCli(["index", "serve", "--store", join(dir, "trim-b"), "--create", "--port", "0", "--nats", server.url, "--shard", "1/2", "--embedder", `gguf:${TEST_MODEL}`, "--embed-threads", "1"]);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(/the ingest log starts at sequence \d+, but the store .* has applied up to 0/);
+    expect(refused.stderr).toContain("attr-rag index snapshot --store THEIRS --out NEW");
+    // A snapshot of the running replica, then more writes: the new replica applies only those.
+    const snap = await runCli(["index", "snapshot", "--store", a.store, "--out", join(dir, "trim-c")]);
+    expect(snap.code, snap.stderr).toBe(0);
+    expect(snap.stdout).toMatch(/31 documents, shard 1\/2, ingest log applied up to \d+/);
+    for (const id of ofShard1.slice(31, 40)) await write(id);
+    const c = await startReplica("trim-c", "1/2");
+    expect((await write(ofShard1[40]!, 2)).results[0]!.status).toBe(IngestStatus.INGEST_STATUS_INDEXED);
+    for (const r of [a, c]) expect(await r.stop()).toBe(0);
+    const [ca, cc] = [a, c].map((r) => contents(r.store)) as [ReturnType<typeof contents>, ReturnType<typeof contents>];
+    expect(ca.documents).toHaveLength(41);
+    expect(cc).toEqual(ca);
+  }, 240_000);
 });

@@ -66,6 +66,7 @@ export { createIndexServiceOverNats } from "./nats/indexServiceOverNats.js";
 export { DEFAULT_EMBED_BATCH_SIZE, DEFAULT_SAVE_EVERY } from "./store/validateOpenOptions.js";
 export { StoreLock } from "./store/storeLock.js";
 export { openDurableDatabase } from "./sqlite/openDatabase.js";
+export { snapshotStore, type StoreSnapshot } from "./store/snapshotStore.js";
 export type {
   DocumentInput,
   EmbedderInfo,

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { IndexServiceServer } from "@attr-rag/contracts";
-import { ChunkStore, createIndexServiceOverNats, LocalIndex, serveIndexOverNats, startIndexReplica, startIndexServer, StoreNotFoundError, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
+import { ChunkStore, createIndexServiceOverNats, LocalIndex, LogTrimmedError, serveIndexOverNats, startIndexReplica, startIndexServer, StoreNotFoundError, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
 import { ConnectionWatch, type NatsConnection, type Service } from "@attr-rag/nats";
 import { NatsEngine, WorkerEmbedder } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
@@ -92,6 +92,7 @@ export function registerIndexServeCommand(program: Command): void {
         else {
           // Caught up with the shard's ingest log before answering anything.
           replica = await startIndexReplica(nc, ctx, shard, log).catch((err: unknown) => {
+            if (err instanceof LogTrimmedError) throw new CliError(err.message, 2, { cause: err });
             throw storeErrorToCli(err);
           });
           const forward = createIndexServiceOverNats(replica.writes, nc);

@@ -107,7 +107,7 @@ export class IndexLogFollower {
       throw new LogTrimmedError(
         applied,
         first,
-        `the ingest log starts at sequence ${first}, but the store in ${ctx.store.path} has applied up to ${applied}: the entries between were trimmed from the log. Restore a snapshot of another replica of shard ${spec.shard}/${spec.shards} (index serve --restore-snapshot) and start again`,
+        `the ingest log starts at sequence ${first}, but the store in ${ctx.store.path} has applied up to ${applied}: the entries between were trimmed from the log. Start this replica from a snapshot of another replica of shard ${spec.shard}/${spec.shards} (\`attr-rag index snapshot --store THEIRS --out NEW\`, then serve NEW); it applies the log after the snapshot's last entry`,
       );
     }
     // The shard's last entry now: caughtUp resolves once it is applied.
