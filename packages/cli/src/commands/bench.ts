@@ -7,6 +7,7 @@ import { progressBar } from "../progressBar.js";
 import { nonNegativeInt, positiveInt } from "../parseArgs.js";
 import { registerBenchAttributionCommand } from "./benchAttribution.js";
 import { registerBenchClusterCommand } from "./benchCluster.js";
+import { registerBenchShardsCommand } from "./benchShards.js";
 import { registerBenchBatchCommand } from "./benchBatch.js";
 import { registerBenchThroughputCommand } from "./benchThroughput.js";
 
@@ -31,6 +32,7 @@ interface BenchOcclusionOptions {
 export function registerBenchCommand(program: Command): void {
   const bench = program.command("bench").summary("benchmarks (JSON with --json)");
   registerBenchClusterCommand(bench);
+  registerBenchShardsCommand(bench);
   registerBenchBatchCommand(bench);
   registerBenchThroughputCommand(bench);
   registerBenchAttributionCommand(bench);
