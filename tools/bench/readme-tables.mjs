@@ -45,6 +45,7 @@ export const BLOCKS = {
   "search-under-ingest": { files: ["search-under-ingest.json"], render: searchUnderIngestBlock },
   "embed-workers": { files: ["embed-workers-stories260K.json"], render: embedWorkersBlock },
   "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
+  "shards-bench": { files: ["shards-bench.json"], render: shardsBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
   "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json", "throughput-qwen2-0.5b-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
@@ -414,6 +415,37 @@ function clusterBlock(results) {
     "",
     provenance(results),
   ].join("\n");
+}
+
+function shardsBlock(results) {
+  const [{ data }] = results;
+  const configs = [...new Set(data.latency.map((l) => l.config))];
+  const modes = ["bm25", "dense", "hybrid"];
+  const clients = [...new Set(data.latency.map((l) => l.clients))].sort((a, b) => a - b);
+  const at = (config, mode, c) => data.latency.find((l) => l.config === config && l.mode === mode && l.clients === c);
+  const pct = (x) => `${x >= 0 ? "+" : ""}${fixed(x * 100, 0)} %`;
+  const sets = data.data.length > 0 ? data.data.join(" and ") : "the demo corpus";
+  const lines = [
+    `${sets} (${thousands(data.questions)} questions), top ${data.k}, embedder \`${data.embedder}\`; every configuration is real \`attr-rag index serve\` ` +
+      `processes on one nats-server on this 2-core machine, the same chunks in total. p50 / p99 in ms and queries/s at ${clients.join(" and ")} client(s).`,
+    "",
+    `| configuration | ${modes.flatMap((m) => clients.map((c) => `${m} (${c})`)).join(" | ")} |`,
+    `|---|${modes.flatMap(() => clients.map(() => "---")).join("|")}|`,
+    ...configs.map((config) => `| ${config} | ${modes.flatMap((m) => clients.map((c) => { const l = at(config, m, c); return l ? `${fixed(l.p50_ms, 1)} / ${fixed(l.p99_ms, 1)}, ${fixed(l.queries_per_s, 0)}/s` : "–"; })).join(" | ")} |`),
+    "",
+    "| merge overhead at 1 client (p50 vs one store) | " + modes.join(" | ") + " |",
+    `|---|${modes.map(() => "---").join("|")}|`,
+    ...["1 shard × 1 replica", "2 shards"].map((c) => `| ${c} | ${modes.map((m) => pct(data.merge_overhead_p50_1_client[m][c])).join(" | ")} |`),
+    "",
+    `Rankings compared with one store (same ids, order, scores to 1e-9): ${Object.entries(data.compared)
+      .map(([config, byMode]) => `${config}: ${modes.map((m) => `${m} ${byMode[m].equal}/${byMode[m].equal + byMode[m].differ}`).join(", ")}`)
+      .join("; ")}. ` +
+      `Ingest through the log into ${data.ingest.shards} shards × ${data.ingest.replicas} replicas: ${fixed(data.ingest.logged_per_s, 0)} documents/s logged, ` +
+      `${fixed(data.ingest.applied_per_s, 1)} documents/s applied by every replica (${data.ingest.documents} documents; each replica embeds what it applies).`,
+    "",
+    provenance(results),
+  ];
+  return lines.join("\n");
 }
 
 function throughputBlock(results) {

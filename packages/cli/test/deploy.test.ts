@@ -264,6 +264,41 @@ describe("deploy/", () => {
     expect(readFileSync(join(REPO_ROOT, ".gitignore"), "utf8")).toMatch(/^deploy\/\.env$/m);
   });
 
+  it("deploy - the sharded variants: a StatefulSet per shard (replicas with a volume each), compose's four replicas, every --shard and --index-shards agreeing", () => {
+    const kustomization = parse(read("k8s/sharded/kustomization.yaml"));
+    expect(kustomization.resources).toEqual(["../base", "index-shard-0.yaml", "index-shard-1.yaml"]);
+    for (const [i, file] of ["index-shard-0.yaml", "index-shard-1.yaml"].entries()) {
+      const [set] = docs(join("k8s/sharded", file));
+      expect(set!.kind).toBe("StatefulSet");
+      const spec = set!.spec as { replicas: number; volumeClaimTemplates: unknown[]; template: { spec: { containers: { args: string[]; env: { name: string; value?: string }[] }[] } } };
+      expect(spec.replicas).toBeGreaterThanOrEqual(2);
+      expect(spec.volumeClaimTemplates).toHaveLength(1);
+      const c = spec.template.spec.containers[0]!;
+      expectValidCommand(c.args, file);
+      expect(c.args[c.args.indexOf("--shard") + 1]).toBe(`${i}/2`);
+      expect(c.args).toContain("--create");
+      expect(c.env.find((e) => e.name === "ATTR_RAG_NATS_USER")!.value).toBe("index");
+    }
+    // Gateway and selector are told the shard count by JSON patches appending --index-shards 2.
+    const patched = (kustomization.patches as { target: { name: string }; patch: string }[]).filter((p) => /gateway|selector/.test(p.target.name));
+    expect(patched).toHaveLength(2);
+    for (const p of patched) expect(parse(p.patch).map((op: { value: string }) => op.value)).toEqual(["--index-shards", "2"]);
+    const compose = parse(read("compose.sharded.yaml"), { merge: true }).services as Record<string, { command?: string[]; environment?: Record<string, string>; profiles?: string[]; volumes?: string[] }>;
+    expect(compose.index!.profiles).toEqual(["unsharded"]);
+    const replicas = Object.entries(compose).filter(([name]) => /^index-\d/.test(name));
+    expect(replicas.map(([, s]) => s.command![s.command!.indexOf("--shard") + 1]).sort()).toEqual(["0/2", "0/2", "1/2", "1/2"]);
+    expect(new Set(replicas.map(([, s]) => s.volumes![0]))).toHaveProperty("size", 4);
+    for (const [name, s] of replicas) {
+      expectValidCommand(s.command!, `compose.sharded ${name}`);
+      expect(s.environment!.ATTR_RAG_NATS_USER).toBe("index");
+    }
+    for (const role of ["gateway", "selector"]) {
+      const cmd = compose[role]!.command!;
+      expectValidCommand(cmd, `compose.sharded ${role}`);
+      expect(cmd[cmd.indexOf("--index-shards") + 1]).toBe("2");
+    }
+  });
+
   it("deploy - deploy/local/cluster is executable and runs attr-rag cluster", () => {
     const script = read("local/cluster");
     expect(statSync(join(DEPLOY, "local/cluster")).mode & 0o111).not.toBe(0);

@@ -320,10 +320,13 @@ export class ChunkStore {
    * The store's BM25 figures for a query's tokens (rows, tokens, each token's document frequency): a shard's
    * part of the corpus-wide statistics a sharded index ranks with (see Bm25Corpus).
    */
-  termStats(query: string): Bm25TermStats {
+  termStats(query: string): Bm25TermStats & { version: number } {
     const what = "termStats";
     this.#assertOpen(what);
-    return this.#termStats.of(validateQueryText(query, what));
+    // The version first: a write landing between the two makes the figures newer than it says, never older,
+    // and a check against the newer version then finds them stale and counts again.
+    const version = this.replica.applied;
+    return { ...this.#termStats.of(validateQueryText(query, what)), version };
   }
 
   /** Cosine nearest neighbours of a query vector made by the store's embedder. */

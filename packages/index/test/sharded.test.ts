@@ -73,7 +73,8 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
   const dir = tempDir("attr-rag-shards-");
   const embedder = new TestEmbedder();
   /** Per set: one store holding every document, and a sharded index of 1, 2 and 3 shards. */
-  const sets: { name: string; single: LocalIndex; questions: string[]; docs: CorpusDoc[]; sharded: Map<number, ShardedNatsIndex> }[] = [];
+  const sets: { name: string; single: LocalIndex; questions: string[]; docs: CorpusDoc[]; sharded: Map<number, ShardedNatsIndex>; client: NatsConnection }[] = [];
+  const gatewayOf = (set: { client: NatsConnection }) => set.client;
 
   async function openStore(name: string, docs: readonly CorpusDoc[]): Promise<ChunkStore> {
     // The store defaults (not the tests' one-chunk-per-paragraph chunker): what `attr-rag ingest` builds.
@@ -111,7 +112,7 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
       // One shard of one is the whole store, served over NATS.
       sharded.set(1, await serveShards(server, client, name, docs, 1, store));
       for (const s of [2, 3]) sharded.set(s, await serveShards(server, client, name, docs, s));
-      sets.push({ name, single: new LocalIndex(store, embedder), questions, docs, sharded });
+      sets.push({ name, single: new LocalIndex(store, embedder), questions, docs, sharded, client });
     }
   }, 600_000);
 
@@ -208,6 +209,16 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
     expect(ingested.results[0]!.status).toBe(IngestStatus.INGEST_STATUS_REPLACED);
     const query: SearchRequest = { query: "zyxoquartzite", options: { k: 5, mode: RetrievalMode.RETRIEVAL_MODE_BM25 }, includeQueryEmbedding: false };
     expect((await index.search(query, signal)).chunks.map((c) => c.chunk!.docId)).toEqual(["shard-probe-doc"]);
+    // The gateway remembers the shards' figures for "the sample crystals"; a write moves a shard on, and the next
+    // search counts again: its scores are those of a gateway that never remembered anything.
+    const common: SearchRequest = { query: "the sample crystals", options: { k: 10, mode: RetrievalMode.RETRIEVAL_MODE_BM25 }, includeQueryEmbedding: false };
+    await index.search(common, signal);
+    await index.ingest({ document: { ...doc, id: "shard-probe-2", text: "The sample crystals: more crystals, crystals again." }, waitForReplicas: 1 }, signal);
+    const fresh = new ShardedNatsIndex(gatewayOf(set), 2);
+    expect(await index.search(common, signal)).toEqual(await fresh.search(common, signal));
+    expect((await index.search(common, signal)).chunks[0]!.chunk!.docId).toBe("shard-probe-2");
+    await index.deleteDocument({ docId: "shard-probe-2", waitForReplicas: 1 }, signal);
+    expect(await index.search(common, signal)).toEqual(await fresh.search(common, signal));
     const gone = await index.deleteDocument({ docId: doc.id, waitForReplicas: 0 }, signal);
     expect(gone).toEqual({ found: true, chunksDeleted: 1 });
     expect((await index.search(query, signal)).chunks).toEqual([]);

@@ -26,6 +26,7 @@ import { validateFusion, type FusionSettings } from "../search/fusionSettings.js
 import { resolveLimits } from "../service/limits.js";
 import { ServiceError } from "../service/ServiceError.js";
 import { fuseMerged, mergeShardLists, rerankMerged } from "./mergeShards.js";
+import { CorpusStatsCache } from "./corpusStatsCache.js";
 import { IndexLogWriter } from "./indexLogWriter.js";
 import { NatsIndex } from "./natsIndex.js";
 import type { RemoteIndex } from "./remoteIndex.js";
@@ -42,12 +43,14 @@ export class ShardedNatsIndex implements RemoteIndex {
   readonly #shards: NatsIndex[];
   readonly #nc: NatsConnection;
   readonly #timeoutMs: number;
+  readonly #cache: CorpusStatsCache;
   #writer: Promise<IndexLogWriter> | undefined;
   #nextEmbed = 0;
 
   constructor(nc: NatsConnection, shards: number, watch?: ConnectionWatch, timeoutMs = 60_000) {
     this.#nc = nc;
     this.#timeoutMs = timeoutMs;
+    this.#cache = new CorpusStatsCache(shards);
     this.#shards = Array.from({ length: shards }, (_, shard) => NatsIndex.shard(nc, { shard, shards }, watch, timeoutMs));
   }
 
@@ -62,8 +65,20 @@ export class ShardedNatsIndex implements RemoteIndex {
     const hybrid = mode === RetrievalMode.RETRIEVAL_MODE_HYBRID;
     // k beyond MAX_K is refused by every shard with its own message; the candidates stay within it.
     const candidates = hybrid ? Math.min(MAX_K, hybridCandidates(k)) : 0;
-    const corpus = mode === RetrievalMode.RETRIEVAL_MODE_DENSE ? undefined : await this.#corpus(request.query, signal);
-    const parts = await this.#all(signal, (s, sig) => s.shardSearch({ search: request, ...(corpus !== undefined ? { corpus } : {}), candidates }, sig));
+    let parts: ShardSearchResponse[];
+    if (mode === RetrievalMode.RETRIEVAL_MODE_DENSE) parts = await this.#all(signal, (s, sig) => s.shardSearch({ search: request, candidates, expectedVersion: 0, checkVersion: false }, sig));
+    else {
+      // BM25 scores need the corpus's figures at the versions the shards are at: counted (or remembered), then
+      // searched; a shard that moved on in between answers stale, and the figures are counted again. After a few
+      // tries (replicas of a shard at different versions while one catches up) the search goes ahead unchecked.
+      for (let attempt = 0; ; attempt++) {
+        const { corpus, versions } = await this.#corpus(request.query, signal, attempt > 0);
+        const check = attempt < STALE_RETRIES;
+        parts = await this.#all(signal, (s, sig, shard) => s.shardSearch({ search: request, corpus, candidates, expectedVersion: versions[shard]!, checkVersion: check }, sig));
+        if (!parts.some((p) => p.stale)) break;
+        this.#cache.clear();
+      }
+    }
     const embedder = agreed(parts.map((p) => p.embedder), "embedder");
     const cut = hybrid ? candidates : k;
     const bm25 = rerankMerged(mergeShardLists(parts.map((p) => p.bm25), cut), "bm25");
@@ -73,13 +88,18 @@ export class ShardedNatsIndex implements RemoteIndex {
     return { chunks, mode, embedder, ...(request.includeQueryEmbedding && queryEmbedding !== undefined ? { queryEmbedding } : {}) };
   }
 
-  /** The whole index's BM25 figures for the query: every shard's, summed. */
-  async #corpus(query: string, signal: AbortSignal): Promise<TermStats> {
+  /** The whole index's BM25 figures for the query (every shard's, summed) and each shard's version. */
+  async #corpus(query: string, signal: AbortSignal, recount: boolean): Promise<{ corpus: TermStats; versions: number[] }> {
+    const { tokens, multiTokenPhrases } = this.#cache.tokenize(query);
+    if (multiTokenPhrases.length > 0) throw new ServiceError(status.INVALID_ARGUMENT, multiTokenPhraseError(multiTokenPhrases).message);
+    const known = recount ? undefined : this.#cache.lookup(tokens);
+    if (known !== undefined) return known;
     const parts = await this.#all(signal, (s, sig) => s.termStats({ query }, sig));
     const phrases = [...new Set(parts.flatMap((p) => p.multiTokenPhrases))];
     if (phrases.length > 0) throw new ServiceError(status.INVALID_ARGUMENT, multiTokenPhraseError(phrases).message);
+    this.#cache.remember(parts);
     const sum = sumTermStats(parts.map((p) => ({ rows: p.rows, tokens: p.tokens, df: p.documentFrequency })));
-    return { rows: sum.rows, tokens: sum.tokens, documentFrequency: { ...sum.df }, multiTokenPhrases: [] };
+    return { corpus: { rows: sum.rows, tokens: sum.tokens, documentFrequency: { ...sum.df }, multiTokenPhrases: [], version: 0 }, versions: parts.map((p) => p.version) };
   }
 
   #fusion(parts: readonly ShardSearchResponse[]): FusionSettings {
@@ -161,13 +181,13 @@ export class ShardedNatsIndex implements RemoteIndex {
   }
 
   /** The call on every shard; the first failure fails it and cancels the calls still running. */
-  async #all<T>(signal: AbortSignal, call: (shard: NatsIndex, signal: AbortSignal) => Promise<T>): Promise<T[]> {
+  async #all<T>(signal: AbortSignal, call: (shard: NatsIndex, signal: AbortSignal, index: number) => Promise<T>): Promise<T[]> {
     const failed = new AbortController();
     const both = AbortSignal.any([signal, failed.signal]);
     try {
       return await Promise.all(
-        this.#shards.map((s) =>
-          call(s, both).catch((err: unknown) => {
+        this.#shards.map((s, i) =>
+          call(s, both, i).catch((err: unknown) => {
             failed.abort();
             throw err;
           }),
@@ -178,6 +198,9 @@ export class ShardedNatsIndex implements RemoteIndex {
     }
   }
 }
+
+/** Searches checked against the shards' versions before one goes ahead unchecked (see search). */
+const STALE_RETRIES = 3;
 
 /** The shards' own default k applies when a search names none: the merge cuts at the same. */
 const DEFAULT_SEARCH_LIMITS = resolveLimits({});

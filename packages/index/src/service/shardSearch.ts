@@ -10,7 +10,7 @@ export function termStats(ctx: ServiceContext, request: TermStatsRequest): TermS
   if (request.query.trim().length === 0) throw invalidArgument("query is empty; pass the question text");
   if (request.query.length > ctx.limits.maxQueryChars) throw invalidArgument(`query has ${request.query.length} characters, more than the limit of ${ctx.limits.maxQueryChars}; shorten it`);
   const s = ctx.store.termStats(request.query);
-  return { rows: s.rows, tokens: s.tokens, documentFrequency: { ...s.df }, multiTokenPhrases: [...s.multiTokenPhrases] };
+  return { rows: s.rows, tokens: s.tokens, documentFrequency: { ...s.df }, multiTokenPhrases: [...s.multiTokenPhrases], version: s.version };
 }
 
 export function toProtoFusion(f: FusionSettings): ProtoFusion {
@@ -28,6 +28,8 @@ export async function shardSearch(ctx: ServiceContext, request: ShardSearchReque
   const candidates = request.candidates === 0 ? k : request.candidates;
   if (candidates > ctx.limits.maxK) throw invalidArgument(`candidates must be from 1 to ${ctx.limits.maxK}, got ${candidates}`);
   const { store, embedder } = ctx;
+  const version = store.replica.applied;
+  if (request.checkVersion && request.expectedVersion !== version) return { bm25: [], dense: [], embedder: "", stale: true, version };
   const wantsBm25 = mode !== RetrievalMode.RETRIEVAL_MODE_DENSE;
   const wantsDense = mode !== RetrievalMode.RETRIEVAL_MODE_BM25;
   if (wantsBm25 && request.corpus === undefined) throw invalidArgument("corpus is missing: a shard scores BM25 with the whole index's statistics (the sum of every shard's TermStats)");
@@ -42,5 +44,7 @@ export async function shardSearch(ctx: ServiceContext, request: ShardSearchReque
     embedder: wantsDense ? embedder.id : "",
     ...(request.search.includeQueryEmbedding ? { queryEmbedding: { values: Array.from(vector!) } } : {}),
     ...(mode === RetrievalMode.RETRIEVAL_MODE_HYBRID ? { fusion: toProtoFusion(store.fusionFor(rrfK === undefined ? {} : { rrfK })) } : {}),
+    stale: false,
+    version,
   };
 }
