@@ -37,6 +37,8 @@ const SETTINGS: Setting[] = [
   { file: "docs/api.md", says: "body is at most 4 MiB", source: ["packages/gateway/src/http/startHttpFace.ts", /SMALL_BODY_BYTES = 4 \* 1024 \* 1024;/] },
   { file: "docs/api.md", says: "arrive within 15 s", source: ["packages/gateway/src/http/startHttpFace.ts", /server\.headersTimeout = 15_000;/] },
   { file: "docs/commands.md", says: "(up to 5 s)", source: ["packages/index/src/service/startIndexServer.ts", /shutdownGraceMs = 5_000/] },
+  { file: "docs/distributed.md", says: "at most 4,096 vectors scores every vector", source: ["packages/index/src/vectors/VectorIndex.ts", /EXHAUSTIVE_SEARCH_MAX = 4_096;/] },
+  { file: "docs/distributed.md", says: "(ids, order, scores to 1e-9)", source: ["packages/index/test/sharded.test.ts", /1e-9 \* Math\.max\(1, Math\.abs\(a\), Math\.abs\(b\)\)/] },
   { file: "docs/api.md", says: "above 65,536", source: ["packages/core/src/coalitions/coalitionOptions.ts", /MAX_SAMPLES = 65_536;/] },
   { file: "docs/attribution.md", says: "above 65,536", source: ["packages/core/src/coalitions/coalitionOptions.ts", /MAX_SAMPLES = 65_536;/] },
   { file: "docs/api.md", says: "Refreshes every 2 s", source: ["packages/web/src/console/pages/cluster.ts", /const REFRESH_MS = 2_000;/] },

@@ -39,6 +39,10 @@ describe("gateway config", () => {
     expect(() => loadConfig({ overrides: base, env: { ATTR_RAG_TAU: "-1" } })).toThrow(/ATTR_RAG_TAU: tau must be a number in 0 or more/);
     expect(() => loadConfig({ overrides: { ...base, sequences: "1" } })).toThrow(/--sequences: sequences must be an integer in 2\.\.256/);
     expect(() => loadConfig({ overrides: { ...base, k: "3.5" } })).toThrow(ConfigError);
+    // A sharded index is a distributed-mode setting, and its count is bounded like --shard's.
+    expect(() => loadConfig({ overrides: { ...base, indexShards: "2" } })).toThrow(/indexShards is for distributed mode/);
+    expect(loadConfig({ overrides: { model: "m", nats: "nats://127.0.0.1:4222", indexShards: "3" } }).indexShards).toBe(3);
+    expect(() => loadConfig({ overrides: { model: "m", nats: "nats://127.0.0.1:4222", indexShards: "65" } })).toThrow(/--index-shards/);
     expect(() => loadConfig({ overrides: { ...base, metrics: "cosine,bogus" } })).toThrow(/metrics must be a non-empty list/);
     expect(() => loadConfig({ overrides: { ...base, strategy: "fast" } })).toThrow(/naive, prefix-shared, speculative/);
     expect(() => loadConfig({ file: file("{not json") })).toThrow(/not valid JSON/);
