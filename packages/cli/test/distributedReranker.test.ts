@@ -256,12 +256,12 @@ describe.skipIf(missing !== undefined)(`distributed re-ranker and IndexService (
         expect(g, rpc).toEqual(i);
         expect([status.NOT_FOUND, status.INVALID_ARGUMENT], `${rpc}: ${JSON.stringify(g)}`).toContain(g.code);
       }
-      const deleted = await unary<{ found: boolean; chunksDeleted: number }>(viaGateway.deleteDocument.bind(viaGateway), { docId: "zebrafish-buffer" });
+      const deleted = await unary<{ found: boolean; chunksDeleted: number }>(viaGateway.deleteDocument.bind(viaGateway), { docId: "zebrafish-buffer", waitForReplicas: 0 });
       expect(deleted).toEqual({ found: true, chunksDeleted: ingested.chunksAdded });
       expect((await unary<GetStatsResponse>(viaIndex.getStats.bind(viaIndex), {})).documents).toBe(before.documents);
     } finally {
       // Leave the store as the other tests expect it, also when an assertion above failed.
-      await unary(viaIndex.deleteDocument.bind(viaIndex), { docId: "zebrafish-buffer" }).catch(() => undefined);
+      await unary(viaIndex.deleteDocument.bind(viaIndex), { docId: "zebrafish-buffer", waitForReplicas: 0 }).catch(() => undefined);
       viaGateway.close();
       viaIndex.close();
     }
