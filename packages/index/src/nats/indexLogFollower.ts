@@ -202,7 +202,9 @@ export class IndexLogFollower {
   /** Applies entries in log order: consecutive upserts of distinct documents together, deletes one by one. */
   async #applyBatch(messages: readonly JsMsg[]): Promise<void> {
     const store = this.#ctx.store;
-    const fresh = messages.filter((m) => m.seq > store.replica.applied).map((m) => ({ m, entry: IndexLogEntry.decode(m.data) }));
+    // Read once: the store's meta table, not a field.
+    const applied = store.replica.applied;
+    const fresh = messages.filter((m) => m.seq > applied).map((m) => ({ m, entry: IndexLogEntry.decode(m.data) }));
     let run: { m: JsMsg; doc: Document | undefined }[] = [];
     const flush = async () => {
       if (run.length === 0) return;

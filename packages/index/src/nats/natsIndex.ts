@@ -54,11 +54,6 @@ export class NatsIndex implements RemoteIndex {
     return new NatsIndex(nc, watch, timeoutMs, shard);
   }
 
-  /** Whether this client reaches one shard of a replicated index (reads are then retried on another replica). */
-  get replicated(): boolean {
-    return this.#replicated;
-  }
-
   /** This shard's BM25 figures for a query's tokens (a shard only). */
   termStats(request: TermStatsRequest, signal: AbortSignal): Promise<TermStats> {
     return this.#read(this.#endpoint("termStats"), request, TermStatsRequest, TermStats, signal);
