@@ -17,6 +17,7 @@ import { registerClusterCommand } from "./commands/cluster.js";
 import { registerBatchCommand } from "./commands/batch.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { requireGpuKernels } from "./doctor/requireGpuKernels.js";
+import { addLogOptions, addMetricsOptions, applyLogOptions, ROLE_COMMANDS, startRoleTelemetry, type RoleTelemetry, type TelemetryFlags } from "./telemetryCli.js";
 import { addGpuOption, applyGpuOption, gpuMayBeInUse, type GpuFlags } from "./gpuCli.js";
 
 export const VERSION = "0.1.0";
@@ -29,6 +30,7 @@ export function createProgram(): Command {
     .showHelpAfterError("(add --help for usage)")
     // Set before adding commands: subcommands copy these settings when they are created.
     .exitOverride();
+  addLogOptions(program);
   registerMetricsCommand(program);
   registerModelsCommand(program);
   registerBenchCommand(program);
@@ -55,10 +57,27 @@ export function createProgram(): Command {
     addGpuOption(command);
     modelCommands.add(command);
   }
+  // --metrics-port on the long-running roles; their metrics port and trace export live as long as the action.
+  const roles = new Map<Command, string>();
+  for (const [path, service] of Object.entries(ROLE_COMMANDS)) {
+    let command: Command | undefined = program;
+    for (const name of path.split(" ")) command = command?.commands.find((c) => c.name() === name);
+    if (command === undefined) throw new Error(`no command ${path} to add --metrics-port to`);
+    addMetricsOptions(command);
+    roles.set(command, service);
+  }
+  const running = new Map<Command, RoleTelemetry>();
   program.hook("preAction", async (_program, action) => {
+    applyLogOptions(program.opts());
+    const service = roles.get(action);
+    if (service !== undefined) running.set(action, await startRoleTelemetry(service, action.opts() as TelemetryFlags));
     applyGpuOption(action.opts() as GpuFlags);
     // Only where a GPU was asked for or found: a CPU-only run never loads the engine here.
     if (modelCommands.has(action) && gpuMayBeInUse()) await requireGpuKernels();
+  });
+  program.hook("postAction", async (_program, action) => {
+    await running.get(action)?.stop();
+    running.delete(action);
   });
   return program;
 }

@@ -227,7 +227,7 @@ describe("deploy/", () => {
   it("deploy - compose.yaml runs every role with its own credentials and valid commands; the gateway is the only published port", () => {
     const compose = parse(read("compose.yaml"), { merge: true });
     const services = compose.services as Record<string, { command?: string[]; entrypoint?: string[]; environment?: Record<string, string>; ports?: string[]; volumes?: string[]; profiles?: string[] }>;
-    expect(Object.keys(services).sort()).toEqual(["gateway", "index", "ingest", "models-pull", "nats", "reranker-pull", "selector", "worker"]);
+    expect(Object.keys(services).sort()).toEqual(["gateway", "index", "ingest", "models-pull", "nats", "prometheus", "reranker-pull", "selector", "worker"]);
     for (const role of ROLES) {
       const s = services[role]!;
       expectValidCommand(s.command!, `compose ${role}`);
@@ -243,7 +243,10 @@ describe("deploy/", () => {
     expect(services.gateway!.environment!.ATTR_RAG_AUTH_TOKEN).toMatch(/^\$\{ATTR_RAG_GATEWAY_TOKEN:\?/);
     expect(read("compose.env.example")).toMatch(/^ATTR_RAG_GATEWAY_TOKEN=$/m);
     const published = Object.entries(services).filter(([, s]) => (s.ports ?? []).length > 0).map(([name]) => name);
-    expect(published).toEqual(["gateway"]);
+    expect(published).toEqual(["gateway", "prometheus"]);
+    // Prometheus only with its profile, and only on this machine's loopback.
+    expect(services.prometheus!.profiles).toEqual(["monitoring"]);
+    expect(services.prometheus!.ports).toEqual(["127.0.0.1:9090:9090"]);
     const gw = services.gateway!.command!;
     const wk = services.worker!.command!;
     expect(gw[gw.indexOf("--model") + 1]).toBe(wk[wk.indexOf("--model-id") + 1]);
@@ -262,6 +265,48 @@ describe("deploy/", () => {
     expect(cudaImage).toContain(`npm install --no-save @node-llama-cpp/linux-x64-cuda@${cpuPackage}`);
     expect(cudaImage).toMatch(/ENV ATTR_RAG_GPU=cuda/);
     expect(readFileSync(join(REPO_ROOT, ".gitignore"), "utf8")).toMatch(/^deploy\/\.env$/m);
+  });
+
+  it("deploy - monitoring: every role serves /metrics on 9464 (compose, kustomize, sharded); Prometheus and the PodMonitor find each role", () => {
+    const metricsFlags = (args: readonly string[], where: string) => {
+      expect(args[args.indexOf("--metrics-port") + 1], where).toBe("9464");
+      expect(args[args.indexOf("--metrics-host") + 1], where).toBe("0.0.0.0");
+    };
+    for (const file of ["compose.yaml", "compose.sharded.yaml"]) {
+      const services = parse(read(file), { merge: true }).services as Record<string, { command?: string[] }>;
+      for (const [name, s] of Object.entries(services)) if (s.command !== undefined && /^(serve|worker|selector|index)$/.test(s.command[0]!)) metricsFlags(s.command, `${file} ${name}`);
+    }
+    const manifests = ["k8s/base/gateway.yaml", "k8s/base/worker.yaml", "k8s/base/selector.yaml", "k8s/base/index.yaml", "k8s/sharded/index-shard-0.yaml", "k8s/sharded/index-shard-1.yaml"];
+    for (const file of manifests) {
+      const workload = docs(file).find((o) => o.kind === "Deployment" || o.kind === "StatefulSet")!;
+      const pod = workload.spec.template as { metadata: { annotations: Record<string, string> }; spec: { containers: Container[] } };
+      const c = pod.spec.containers[0]!;
+      metricsFlags(c.args, file);
+      expect(c.ports!.find((p) => p.name === "metrics")?.containerPort, file).toBe(9464);
+      expect(pod.metadata.annotations, file).toEqual({ "prometheus.io/scrape": "true", "prometheus.io/port": "9464", "prometheus.io/path": "/metrics" });
+    }
+    // The PodMonitor selects the label kustomize puts on every pod template.
+    const kustomization = parse(read("k8s/base/kustomization.yaml"));
+    expect(kustomization.labels[0]).toMatchObject({ pairs: { "app.kubernetes.io/part-of": "attr-rag" }, includeTemplates: true });
+    const [monitor] = docs("k8s/monitoring/podmonitor.yaml");
+    expect(monitor!.kind).toBe("PodMonitor");
+    expect(monitor!.spec.selector.matchLabels).toEqual({ "app.kubernetes.io/part-of": "attr-rag" });
+    expect(monitor!.spec.podMetricsEndpoints[0]).toMatchObject({ port: "metrics", path: "/metrics" });
+    // Compose's Prometheus scrapes the four roles on the port they serve.
+    const prometheus = parse(read("prometheus/prometheus.yml")) as { scrape_configs: { job_name: string; static_configs?: { targets: string[] }[]; dns_sd_configs?: { names: string[]; port: number }[] }[] };
+    const jobs = new Map(prometheus.scrape_configs.map((j) => [j.job_name, j]));
+    for (const role of ROLES) {
+      const job = jobs.get(`attr-rag-${role}`);
+      expect(job, role).toBeDefined();
+      const targets = [...(job!.static_configs ?? []).flatMap((c) => c.targets), ...(job!.dns_sd_configs ?? []).flatMap((c) => c.names.map((n) => `${n}:${c.port}`))];
+      expect(targets, role).toEqual([`${role}:9464`]);
+    }
+    // The dashboard is Grafana JSON whose every panel queries Prometheus (the queries themselves run against a
+    // real Prometheus in observability.test.ts).
+    const dashboard = JSON.parse(read("grafana/attr-rag-dashboard.json")) as { uid: string; panels: { title: string; targets: { expr: string }[] }[] };
+    expect(dashboard.uid).toBe("attr-rag");
+    expect(dashboard.panels.length).toBeGreaterThanOrEqual(10);
+    for (const p of dashboard.panels) expect(p.targets.length, p.title).toBeGreaterThan(0);
   });
 
   it("deploy - the sharded variants: a StatefulSet per shard (replicas with a volume each), compose's four replicas, every --shard and --index-shards agreeing", () => {

@@ -43,6 +43,7 @@ import { loadVectorFile } from "./vectors/loadVectorFile.js";
 import { fileSize } from "./vectors/vectorFile.js";
 import { ChunkVectors } from "./vectors/chunkVectors.js";
 import type { VectorIndex, VectorIndexConfig } from "./vectors/VectorIndex.js";
+import { countIngested } from "./indexMetrics.js";
 import { VectorState } from "./vectors/vectorState.js";
 
 /**
@@ -172,6 +173,7 @@ export class ChunkStore {
   async #upsertAll(docs: readonly DocumentInput[], embed: EmbedFunction): Promise<UpsertResult[]> {
     const results: UpsertResult[] = [];
     for (const run of distinctRuns(docs, (d) => d.id)) results.push(...(await this.#upsertRun(run, embed)));
+    countIngested(results);
     return results;
   }
 

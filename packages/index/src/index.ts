@@ -83,3 +83,4 @@ export type {
   VectorQuantization,
   VectorRepairReport,
 } from "./types.js";
+export { storeSources } from "./indexMetrics.js";

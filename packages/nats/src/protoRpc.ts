@@ -2,7 +2,8 @@
 // failures as service error headers carrying a gRPC status code) and the client side (a request that
 // rebuilds that error, and fails at once when the connection is lost or nobody serves the subject).
 import { Svcm, type Service, type ServiceMsg } from "@nats-io/services";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { headers, type NatsConnection } from "@nats-io/transport-node";
+import { extractTrace, injectTrace, inSpan, recordRequest, SpanKind, trace } from "@attr-rag/telemetry";
 import type { NatsEndpoint, NatsServiceInfo } from "@attr-rag/contracts";
 import type { ConnectionWatch } from "./connectionWatch.js";
 
@@ -59,19 +60,28 @@ export async function serveService(
       handler: (err, msg: ServiceMsg) => {
         if (err) return;
         void (async () => {
+          const started = performance.now();
+          const answered = (code: number) => recordRequest(`/${info.name}/${h.endpoint.name}`, code, (performance.now() - started) / 1000, "nats");
           let request;
           try {
             request = h.request.decode(msg.data);
           } catch (decodeErr) {
             msg.respondError(Code.INVALID_ARGUMENT, `the request is not a ${h.endpoint.metadata.request}: ${(decodeErr as Error).message}`);
+            answered(Code.INVALID_ARGUMENT);
             return;
           }
+          // A caller's trace (traceparent in the request headers) continues here; an untraced request (a stats
+          // poll) starts none.
+          const parent = extractTrace(msg.headers);
+          const run = () => h.handle(request, new AbortController().signal);
           try {
-            const response = await h.handle(request, new AbortController().signal);
+            const response = await (trace.getSpanContext(parent) !== undefined ? inSpan(`nats.server ${info.name}/${h.endpoint.name}`, { "messaging.system": "nats", "rpc.service": info.name, "rpc.method": h.endpoint.name }, run, { parent, kind: SpanKind.SERVER }) : run());
             msg.respond(h.response.encode(response).finish());
+            answered(0);
           } catch (handleErr) {
             const { code, message } = toError(handleErr, h.endpoint.name);
             msg.respondError(code, message);
+            answered(code);
           }
         })();
       },
@@ -96,7 +106,17 @@ export interface RequestOptions {
 export async function requestProto<Req, Res>(nc: NatsConnection, subject: string, request: Req, codecs: { request: ProtoCodec<Req>; response: ProtoCodec<Res> }, o: RequestOptions): Promise<Res> {
   o.signal?.throwIfAborted();
   if (o.watch !== undefined && !o.watch.connected) throw new RemoteError(Code.UNAVAILABLE, `no connection to NATS, so ${o.serviceLabel} cannot be reached; retrying in the background`);
-  const pending = nc.request(subject, codecs.request.encode(request).finish(), { timeout: o.timeoutMs });
+  if (trace.getActiveSpan() !== undefined) {
+    return inSpan(`nats.request ${subject}`, { "messaging.system": "nats", "messaging.destination.name": subject }, () => send(nc, subject, request, codecs, o), { kind: SpanKind.CLIENT });
+  }
+  return send(nc, subject, request, codecs, o);
+}
+
+async function send<Req, Res>(nc: NatsConnection, subject: string, request: Req, codecs: { request: ProtoCodec<Req>; response: ProtoCodec<Res> }, o: RequestOptions): Promise<Res> {
+  // The caller's trace goes with the request (W3C traceparent header), so the service's spans join it.
+  const traced = headers();
+  injectTrace(traced);
+  const pending = nc.request(subject, codecs.request.encode(request).finish(), { timeout: o.timeoutMs, headers: traced });
   const stops: Promise<never>[] = [];
   const cleanups: (() => void)[] = [];
   for (const [signal, make] of [

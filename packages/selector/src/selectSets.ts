@@ -4,6 +4,7 @@ import { status } from "@grpc/grpc-js";
 import { AttributionMethod, SelectionFlag, type AttributionTable, type SelectionRequest, type SelectionResult } from "@attr-rag/contracts";
 import { attributionScores, markScreened, selectChunkSets, zeroScreenedAlphas, type AttributionMetric, type ScreenedSet } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
+import { recordSpan } from "@attr-rag/telemetry";
 import { answerEmbeddings } from "./answerEmbeddings.js";
 import { fillKeptGaps } from "./gapFill.js";
 import { metricFromProto, metricToProto, type SelectionMetric } from "./protoNames.js";
@@ -96,6 +97,9 @@ export async function selectSets(request: SelectionRequest, deps: SelectorDeps, 
     ...(given?.loglikEmpty !== undefined ? { loglikEmpty: given.loglikEmpty } : {}),
     evaluations: given?.evaluations ?? sets.length,
   };
+  recordSpan("stage.attribution", t0, t0 + attributionMs);
+  recordSpan("stage.selection", t1, t1 + selectionMs);
+  recordSpan("stage.gap_fill", t2, t2 + gapFillMs);
   return { requestId: request.requestId, attribution, selection, gapFill: filled.gapFill, embedder, attributionMs, selectionMs, gapFillMs, warnings };
 }
 

@@ -19,3 +19,5 @@ export { WorkerEmbedder, type LocalEmbedder } from "./nats/workerEmbedder.js";
 export { NatsEngine } from "./nats/natsEngine.js";
 export { listWorkerStats, someWorkerServes } from "./nats/workerStats.js";
 export { engineWorkerStats, type WorkerIdentity } from "./engineStats.js";
+export { engineSources, type EngineSource } from "./engineMetrics.js";
+export { observedJob } from "./jobTelemetry.js";

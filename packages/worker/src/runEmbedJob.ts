@@ -4,8 +4,13 @@
 import { embedderToken, type EmbedJob, type EmbedResult } from "@attr-rag/contracts";
 import { unitEmbeddings, type EngineContext } from "@attr-rag/engine";
 import { engineFailure, invalidJob } from "./jobFailure.js";
+import { observedJob } from "./jobTelemetry.js";
 
-export async function runEmbedJob(ctx: EngineContext, job: EmbedJob, signal: AbortSignal, workerId = "local"): Promise<EmbedResult> {
+export function runEmbedJob(ctx: EngineContext, job: EmbedJob, signal: AbortSignal, workerId = "local"): Promise<EmbedResult> {
+  return observedJob("embed", ctx, job, () => embedJob(ctx, job, signal, workerId));
+}
+
+async function embedJob(ctx: EngineContext, job: EmbedJob, signal: AbortSignal, workerId: string): Promise<EmbedResult> {
   if (ctx.kind !== "embed") throw invalidJob(`this worker's ${job.model ?? "model"} context is not an embedder (kind "${ctx.kind}"); start the worker with --embedder`);
   if (job.texts.length === 0) throw invalidJob("the embed job has no texts");
   // The subject names the embedder by its token; the job names it in full. They must agree, so a job can only

@@ -8,8 +8,13 @@ import { generationCounters } from "./counters.js";
 import type { ProgressListener } from "./engineJobs.js";
 import { generationOptions } from "./generationOptions.js";
 import { jobPrompt, setsThatFit } from "./jobPrompt.js";
+import { observedJob } from "./jobTelemetry.js";
 
-export async function runGenerationJob(ctx: EngineContext, job: GenerationJob, onProgress: ProgressListener, signal: AbortSignal, workerId = "local"): Promise<GenerationResult> {
+export function runGenerationJob(ctx: EngineContext, job: GenerationJob, onProgress: ProgressListener, signal: AbortSignal, workerId = "local"): Promise<GenerationResult> {
+  return observedJob("generation", ctx, job, () => generationJob(ctx, job, onProgress, signal, workerId));
+}
+
+async function generationJob(ctx: EngineContext, job: GenerationJob, onProgress: ProgressListener, signal: AbortSignal, workerId: string): Promise<GenerationResult> {
   const { maxTokens } = generationOptions(job.generation);
   const { tokens } = jobPrompt(ctx.model, job);
   // Blocks that do not fit are left out, lowest-ranked (last) first; the result says how many were used.

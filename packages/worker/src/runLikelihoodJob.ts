@@ -4,8 +4,13 @@ import { EngineStrategy, type LikelihoodJob, type LikelihoodResult } from "@attr
 import type { EngineContext } from "@attr-rag/engine";
 import { engineFailure, invalidJob } from "./jobFailure.js";
 import { jobPrompt } from "./jobPrompt.js";
+import { observedJob } from "./jobTelemetry.js";
 
-export async function runLikelihoodJob(ctx: EngineContext, job: LikelihoodJob, signal: AbortSignal, workerId = "local"): Promise<LikelihoodResult> {
+export function runLikelihoodJob(ctx: EngineContext, job: LikelihoodJob, signal: AbortSignal, workerId = "local"): Promise<LikelihoodResult> {
+  return observedJob("likelihood", ctx, job, () => likelihoodJob(ctx, job, signal, workerId));
+}
+
+async function likelihoodJob(ctx: EngineContext, job: LikelihoodJob, signal: AbortSignal, workerId: string): Promise<LikelihoodResult> {
   const { tokens } = jobPrompt(ctx.model, job);
   const target = job.target?.content;
   if (target === undefined) throw invalidJob("the job has no target to score");

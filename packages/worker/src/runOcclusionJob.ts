@@ -19,8 +19,13 @@ import type { ProgressListener } from "./engineJobs.js";
 import { generationOptions } from "./generationOptions.js";
 import { invalidJob, jobTooLarge } from "./jobFailure.js";
 import { jobPrompt, occlusionSetsThatFit } from "./jobPrompt.js";
+import { observedJob } from "./jobTelemetry.js";
 
-export async function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal, workerId = "local"): Promise<OcclusionResult> {
+export function runOcclusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal, workerId = "local"): Promise<OcclusionResult> {
+  return observedJob("occlusion", ctx, job, () => occlusionJob(ctx, job, onProgress, signal, workerId));
+}
+
+async function occlusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: ProgressListener, signal: AbortSignal, workerId: string): Promise<OcclusionResult> {
   const model = ctx.model;
   const { maxTokens, strategy, gapTokens, tailTokens, screen } = generationOptions(job.generation);
   const prompt = jobPrompt(model, job);

@@ -3,8 +3,13 @@
 import type { RerankJob, RerankResult } from "@attr-rag/contracts";
 import type { EngineContext } from "@attr-rag/engine";
 import { engineFailure, invalidJob } from "./jobFailure.js";
+import { observedJob } from "./jobTelemetry.js";
 
-export async function runRerankJob(ctx: EngineContext, job: RerankJob, signal: AbortSignal, workerId = "local"): Promise<RerankResult> {
+export function runRerankJob(ctx: EngineContext, job: RerankJob, signal: AbortSignal, workerId = "local"): Promise<RerankResult> {
+  return observedJob("rerank", ctx, job, () => rerankJob(ctx, job, signal, workerId));
+}
+
+async function rerankJob(ctx: EngineContext, job: RerankJob, signal: AbortSignal, workerId: string): Promise<RerankResult> {
   if (ctx.kind !== "rerank") throw invalidJob(`this worker's ${job.model ?? "model"} context is not a re-ranker (kind "${ctx.kind}"); start the worker with --reranker`);
   if (job.query.trim() === "") throw invalidJob("the re-rank job's query is empty");
   const started = performance.now();

@@ -69,6 +69,10 @@ export interface LocalClusterOptions {
   readonly passwords?: Readonly<Record<Role, string>>;
   /** Every process's output, line by line, prefixed with its name. */
   readonly echo?: (line: string) => void;
+  /** Every process serves Prometheus metrics on a free port of its own (--metrics-port 0): see metricsTargets(). */
+  readonly metrics?: boolean;
+  /** Extra environment of every process (e.g. OTEL_EXPORTER_OTLP_ENDPOINT to export traces). */
+  readonly env?: Readonly<Record<string, string>>;
   /** How long to wait for each process to become ready. */
   readonly readyTimeoutMs?: number;
   /**
@@ -326,7 +330,24 @@ export class LocalCluster implements AsyncDisposable {
   }
 
   #spawn(name: string, args: readonly string[]): ClusterProcess {
-    return ClusterProcess.spawn(name, args, { detached: this.options.detached ?? false, ...(this.options.echo !== undefined ? { echo: this.options.echo } : {}) });
+    const metrics = this.options.metrics ? ["--metrics-port", "0"] : [];
+    return ClusterProcess.spawn(name, [...args, ...metrics], {
+      detached: this.options.detached ?? false,
+      ...(this.options.echo !== undefined ? { echo: this.options.echo } : {}),
+      ...(this.options.env !== undefined ? { env: { ...this.options.env } } : {}),
+    });
+  }
+
+  /**
+   * With `metrics`: each running process's name, role and metrics address (host:port, scraped at /metrics),
+   * as each printed it when it started.
+   */
+  async metricsTargets(timeoutMs = 10_000): Promise<{ name: string; role: Role; address: string }[]> {
+    if (!this.options.metrics) throw new CliError("this cluster was started without metrics (LocalClusterOptions.metrics)");
+    const roleOf = (p: ClusterProcess): Role =>
+      this.gateways.includes(p) ? "gateway" : this.indexes.includes(p) ? "index" : p === this.selector ? "selector" : "worker";
+    const running = this.processes.filter((p) => p.running);
+    return Promise.all(running.map(async (p) => ({ name: p.name, role: roleOf(p), address: (await p.waitFor(/metrics on (\S+)\/metrics/, timeoutMs))[1]! })));
   }
 }
 

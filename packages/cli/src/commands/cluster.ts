@@ -6,7 +6,7 @@ import { LocalCluster } from "../cluster/localCluster.js";
 import { positiveInt } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
 import { DEMO_CORPUS, DEMO_QUESTION, demoModelPath, ingestDemoCorpus } from "./demo.js";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAX_INDEX_SHARDS } from "@attr-rag/contracts";
@@ -24,6 +24,7 @@ interface ClusterFlags {
   indexShards?: string;
   indexReplicas?: string;
   quiet?: boolean;
+  metrics?: boolean;
 }
 
 /** `attr-rag cluster` (what deploy/local/cluster runs): the distributed mode as local processes, until Ctrl-C. */
@@ -52,6 +53,7 @@ export function registerClusterCommand(program: Command): void {
     .option("--context-size <n>", "generator KV cells per worker, shared by its 4 parallel sequences", "32768")
     .option("--index-shards <n>", "split the index into this many shards (index serve --shard i/S), each with --index-replicas replicas fed by the ingest log; the demo corpus is ingested through the gateway's path")
     .option("--index-replicas <n>", "replicas of each shard (with --index-shards; default 1)")
+    .option("--metrics", "every process serves Prometheus metrics on a free port; the targets are printed and written as a Prometheus file_sd file")
     .option("--quiet", "do not show the processes' output")
     .action(async (o: ClusterFlags) => {
       const workers = positiveInt("--workers", o.workers);
@@ -89,8 +91,20 @@ export function registerClusterCommand(program: Command): void {
         ...(indexShards !== undefined ? { indexShards, indexReplicas: indexReplicas ?? 1 } : {}),
         gatewayPort: port,
         detached: true,
+        ...(o.metrics ? { metrics: true } : {}),
         ...(o.quiet ? {} : { echo: (line: string) => process.stderr.write(`${line}\n`) }),
       });
+      // The password a new worker needs goes to a file only its owner reads, never to the terminal or a log.
+      const secrets = mkdtempSync(join(tmpdir(), "attr-rag-cluster-secrets-"));
+      const workerPass = join(secrets, "worker.pass");
+      writeFileSync(workerPass, cluster.passwords.worker, { mode: 0o600 });
+      let metricsLines: string[] = [];
+      if (o.metrics) {
+        const targets = await cluster.metricsTargets();
+        const sd = join(secrets, "prometheus-targets.json");
+        writeFileSync(sd, `${JSON.stringify(targets.map((t) => ({ targets: [t.address], labels: { job: `attr-rag-${t.role}`, instance_name: t.name } })), null, 2)}\n`);
+        metricsLines = [`metrics: ${targets.map((t) => `${t.name} http://${t.address}/metrics`).join(", ")}`, `Prometheus file_sd targets: ${sd}`];
+      }
       if (sharded) {
         process.stderr.write(`cluster: ingesting the demo corpus through the ingest log (${indexShards} shard(s) × ${indexReplicas ?? 1} replica(s))\n`);
         const n = await cluster.ingestThroughLog(DEMO_CORPUS);
@@ -100,7 +114,8 @@ export function registerClusterCommand(program: Command): void {
       process.stdout.write(
         [
           `gateway listening on ${cluster.gatewayAddress} (model ${cluster.modelId}, ${workers} worker(s)${cluster.rerankerId !== undefined ? `, re-ranker ${cluster.rerankerId}` : ""})`,
-          `NATS ${cluster.url}; more workers can join with: npx attr-rag worker --nats ${cluster.url} ${cluster.credentials("worker").join(" ")} --model ${modelPath} --model-id ${cluster.modelId}`,
+          `NATS ${cluster.url}; more workers can join with: ATTR_RAG_NATS_PASS="$(cat ${workerPass})" npx attr-rag worker --nats ${cluster.url} --nats-user worker --model ${modelPath} --model-id ${cluster.modelId}`,
+          ...metricsLines,
           `processes: ${pids}`,
           `ask with: npx attr-rag ask "${DEMO_QUESTION}" --server ${cluster.gatewayAddress}`,
           "Ctrl-C stops everything.",

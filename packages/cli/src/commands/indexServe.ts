@@ -1,12 +1,13 @@
 import type { Command } from "commander";
 import type { IndexServiceServer } from "@attr-rag/contracts";
-import { ChunkStore, createIndexServiceOverNats, LocalIndex, LogTrimmedError, serveIndexOverNats, startIndexReplica, startIndexServer, StoreNotFoundError, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
+import { ChunkStore, createIndexServiceOverNats, LocalIndex, LogTrimmedError, serveIndexOverNats, startIndexReplica, startIndexServer, StoreNotFoundError, storeSources, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
 import { ConnectionWatch, type NatsConnection, type Service } from "@attr-rag/nats";
 import { NatsEngine, WorkerEmbedder } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
 import { cliShardSpec, positiveInt } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
+import { lineLog, logger, withoutCredentials } from "@attr-rag/telemetry";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
 interface IndexServeOptions extends NatsFlags {
@@ -64,6 +65,7 @@ export function registerIndexServeCommand(program: Command): void {
     let nc: NatsConnection | undefined;
     let natsService: Service | undefined;
     let replica: IndexReplica | undefined;
+    let unregisterStore: (() => void) | undefined;
     try {
       store = await ChunkStore.open(o.store, {
         create: o.create ?? false,
@@ -76,6 +78,7 @@ export function registerIndexServeCommand(program: Command): void {
         throw storeErrorToCli(err);
       });
       if (searchThreads > 0) await store.useSearchThreads(searchThreads);
+      unregisterStore = storeSources.add(store);
       const nats = natsOptions(o, `attr-rag-index-${process.pid}`);
       if (shard !== undefined && nats === undefined) throw new CliError("--shard needs --nats: a shard is one part of an index the gateway reaches over NATS", 2);
       // With NATS, a GGUF embedder's work goes to the workers serving it (its own process is the fallback).
@@ -84,7 +87,7 @@ export function registerIndexServeCommand(program: Command): void {
         nc = await connectNatsCli(nats);
         if (embedder.id.startsWith("gguf:")) served = new WorkerEmbedder(embedder, await NatsEngine.connect(nc, new ConnectionWatch(nc)), nc);
       }
-      const log = (line: string) => process.stderr.write(`attr-rag: ${line}\n`);
+      const log = lineLog("index");
       let writes: Pick<IndexServiceServer, "ingestDocuments" | "deleteDocument"> | undefined;
       if (nc !== undefined) {
         const ctx = new LocalIndex(store, served).context;
@@ -98,7 +101,7 @@ export function registerIndexServeCommand(program: Command): void {
           const forward = createIndexServiceOverNats(replica.writes, nc);
           writes = { ingestDocuments: forward.ingestDocuments, deleteDocument: forward.deleteDocument };
         }
-        log(`serving the index${shard === undefined ? "" : ` (shard ${shard.shard} of ${shard.shards}, replica ${store.replica.id}, ingest log applied up to ${store.replica.applied})`} on NATS at ${nats!.url}`);
+        log(`serving the index${shard === undefined ? "" : ` (shard ${shard.shard} of ${shard.shards}, replica ${store.replica.id}, ingest log applied up to ${store.replica.applied})`} on NATS at ${withoutCredentials(nats!.url)}`);
       }
       server = await startIndexServer({ store, embedder: served, host: o.host, port, ...(writes !== undefined ? { writes } : {}) }).catch((err: unknown) => {
         throw new CliError((err as Error).message, 1, { cause: err });
@@ -106,14 +109,15 @@ export function registerIndexServeCommand(program: Command): void {
       const stopped = untilSignal();
       process.stdout.write(`listening on ${server.address}\n`);
       const signal = await stopped;
-      process.stderr.write(`attr-rag: ${signal}: stopping the index server\n`);
+      logger("index").info(`${signal}: stopping the index server`);
       // The gRPC calls let finish may still embed on the workers: NATS goes last.
       await natsService?.stop();
       await replica?.stop();
       await server.close();
       await nc?.drain().catch(() => nc?.close());
-      process.stderr.write(`attr-rag: stopped; store ${store.path} closed\n`);
+      logger("index").info(`stopped; store ${store.path} closed`);
     } finally {
+      unregisterStore?.();
       await replica?.stop();
       await nc?.close().catch(() => {});
       await server?.close();

@@ -5,6 +5,7 @@ import { ConnectionWatch } from "@attr-rag/nats";
 import { serveSelectorOverNats } from "@attr-rag/selector";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
+import { lineLog, logger, withoutCredentials } from "@attr-rag/telemetry";
 import { untilSignal } from "../serverCli.js";
 
 /** `attr-rag selector`: metrics, votes, selection and gap fill as a NATS service. */
@@ -28,11 +29,11 @@ export function registerSelectorCommand(program: Command): void {
     try {
       const watch = new ConnectionWatch(nc);
       const index = shards === undefined ? new NatsIndex(nc, watch) : new ShardedNatsIndex(nc, shards, watch);
-      const service = await serveSelectorOverNats(nc, index, (line) => process.stderr.write(`attr-rag: ${line}\n`));
+      const service = await serveSelectorOverNats(nc, index, lineLog("selector"));
       const stop = untilSignal();
-      process.stdout.write(`selector ${service.info().id} serving on ${nats.url}\n`);
+      process.stdout.write(`selector ${service.info().id} serving on ${withoutCredentials(nats.url)}\n`);
       const signal = await stop;
-      process.stderr.write(`attr-rag: ${signal}: stopping the selector\n`);
+      logger("selector").info(`${signal}: stopping the selector`);
       await service.stop();
     } finally {
       await nc.drain().catch(() => nc.close());

@@ -3,6 +3,7 @@ import { CONFIG_KEYS, Runtime, startGatewayServer, type GatewayServerHandle } fr
 import { CONSOLE_DIR } from "@attr-rag/web";
 import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
+import { lineLog, logger, withoutCredentials } from "@attr-rag/telemetry";
 import { parsePort, untilSignal } from "../serverCli.js";
 
 const ALL_KEYS = Object.keys(CONFIG_KEYS) as ConfigKey[];
@@ -34,7 +35,7 @@ export function registerServeCommand(program: Command): void {
     const httpPort = o.httpPort === undefined ? undefined : parsePort(o.httpPort, "--http-port");
     if (o.host.trim() === "") throw new CliError("--host is empty");
     const config = configFromOptions(o, ALL_KEYS);
-    const runtime = await Runtime.open(config, (line) => process.stderr.write(`attr-rag: ${line}\n`)).catch((err: unknown) => {
+    const runtime = await Runtime.open(config, lineLog("gateway")).catch((err: unknown) => {
       throw gatewayErrorToCli(err);
     });
     let server: GatewayServerHandle | undefined;
@@ -43,21 +44,21 @@ export function registerServeCommand(program: Command): void {
         throw new CliError((err as Error).message, 1, { cause: err });
       });
       const stopped = untilSignal();
-      process.stderr.write(
-        `attr-rag: serving ${config.nats !== undefined ? `over NATS at ${config.nats} (model ${config.model})` : `${config.store} with ${config.model}`}` +
+      logger("gateway").info(
+        `serving ${config.nats !== undefined ? `over NATS at ${withoutCredentials(config.nats)} (model ${config.model})` : `${config.store} with ${config.model}`}` +
           `${server.tls ? " over TLS" : ""}${config.authToken !== undefined ? " (bearer token required)" : ""}; ` +
-          `at most ${config.maxConcurrentAsks} asks at once, ${config.maxQueuedAsks} queued\n`,
+          `at most ${config.maxConcurrentAsks} asks at once, ${config.maxQueuedAsks} queued`,
       );
       process.stdout.write(`listening on ${server.address}\n`);
       if (server.http !== undefined) process.stdout.write(`http on ${server.http.address} (web console: http${server.tls ? "s" : ""}://${server.http.address}/)\n`);
       const signal = await stopped;
-      process.stderr.write(`attr-rag: ${signal}: stopping the gateway\n`);
+      logger("gateway").info(`${signal}: stopping the gateway`);
       await server.close();
-      process.stderr.write("attr-rag: stopped\n");
+      logger("gateway").info("stopped");
     } finally {
       // A failure while stopping must not hide the stop itself (or an earlier error) behind a stack trace.
       await (server !== undefined ? server.close() : runtime.dispose()).catch((err: unknown) => {
-        process.stderr.write(`attr-rag: while stopping: ${(err as Error).message}\n`);
+        logger("gateway").warn(`while stopping: ${(err as Error).message}`);
       });
     }
   });

@@ -7,6 +7,7 @@ import { embedderToken, ggufEmbedderId, isSubjectToken } from "@attr-rag/contrac
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
 import { positiveInt } from "../parseArgs.js";
+import { lineLog, logger, withoutCredentials } from "@attr-rag/telemetry";
 import { untilSignal } from "../serverCli.js";
 
 interface WorkerFlags extends NatsFlags {
@@ -116,7 +117,7 @@ export function registerWorkerCommand(program: Command): void {
         });
         const id = ggufEmbedderId(basename(model.info.path), model.info.nParams);
         serving.push({ kind: "embedder", id: embedderToken(id), engine: context, jobs: 1 });
-        process.stderr.write(`attr-rag: embedder ${id} (embed jobs for ${embedderToken(id)})\n`);
+        logger("worker").info(`embedder ${id} (embed jobs for ${embedderToken(id)})`);
       }
       const nc = await connectNatsCli(nats);
       try {
@@ -132,16 +133,16 @@ export function registerWorkerCommand(program: Command): void {
               concurrency: s.jobs,
               queue,
               stopGraceMs: positiveInt("--stop-grace", o.stopGrace) * 1000,
-              log: (line) => process.stderr.write(`attr-rag: ${line}\n`),
+              log: lineLog("worker"),
             }),
           );
         }
         const stop = untilSignal();
-        for (const s of serving) process.stdout.write(`worker ${workerId} serving ${s.kind === "generator" ? "model" : s.kind === "reranker" ? "re-ranker" : "embedder"} ${s.id} on ${nats.url}\n`);
+        for (const s of serving) process.stdout.write(`worker ${workerId} serving ${s.kind === "generator" ? "model" : s.kind === "reranker" ? "re-ranker" : "embedder"} ${s.id} on ${withoutCredentials(nats.url)}\n`);
         const signal = await Promise.race([stop, ...workers.map((w) => w.stopped.then(() => undefined))]);
-        if (signal !== undefined) process.stderr.write(`attr-rag: ${signal}: stopping worker ${workerId}\n`);
+        if (signal !== undefined) logger("worker").info(`${signal}: stopping worker ${workerId}`);
         await Promise.all(workers.map((w) => w.stop()));
-        process.stderr.write(`attr-rag: worker ${workerId} stopped after ${workers.reduce((n, w) => n + w.completed, 0)} jobs\n`);
+        logger("worker").info(`worker ${workerId} stopped after ${workers.reduce((n, w) => n + w.completed, 0)} jobs`);
       } finally {
         await nc.drain().catch(() => nc.close());
       }

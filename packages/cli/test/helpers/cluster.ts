@@ -22,6 +22,10 @@ export interface ClusterOptions {
   readonly embedder?: { readonly path: string; readonly workers: number };
   /** A replicated index: shards × replicas processes over empty stores under `store`, embedding with the GGUF at embedderPath. */
   readonly index?: { readonly shards: number; readonly replicas: number; readonly embedderPath: string };
+  /** Every process serves /metrics on a free port (LocalCluster.metricsTargets). */
+  readonly metrics?: boolean;
+  /** Extra environment of every process. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
@@ -39,5 +43,7 @@ export function startCluster(o: ClusterOptions): Promise<LocalCluster> {
     ...(o.embedder !== undefined ? { embedderPath: o.embedder.path, embedderWorkers: o.embedder.workers } : {}),
     ...(o.index !== undefined ? { indexShards: o.index.shards, indexReplicas: o.index.replicas, embedderPath: o.index.embedderPath, embedderWorkers: 0 } : {}),
     passwords: PASSWORDS,
+    ...(o.metrics ? { metrics: true } : {}),
+    ...(o.env !== undefined ? { env: o.env } : {}),
   });
 }

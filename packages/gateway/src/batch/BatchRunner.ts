@@ -5,6 +5,8 @@ import { runAsk } from "../pipeline/runAsk.js";
 import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { toStatus } from "../server/toStatus.js";
 import type { BatchQueue, ClaimedItem } from "./batchStore.js";
+import { inSpan, ROOT_CONTEXT, withLogFields } from "@attr-rag/telemetry";
+import { batchRunners, countBatchItem, countBatchRetry } from "../metrics/batchMetrics.js";
 import { CANCELLED_WHILE_RUNNING, ItemCollector } from "./itemResult.js";
 
 export interface BatchRunnerOptions {
@@ -40,6 +42,7 @@ export class BatchRunner {
   readonly #running = new Map<string, Set<AbortController>>();
   #loops: Promise<void>[] = [];
   #unsubscribe: (() => void) | undefined;
+  #unregisterMetrics: (() => void) | undefined;
   #stopped: Promise<void> | undefined;
   #completed = 0;
   /** When "cannot take the next item" was last logged: during an outage every slot fails every second. */
@@ -63,6 +66,7 @@ export class BatchRunner {
   }
 
   start(): this {
+    this.#unregisterMetrics = batchRunners.add(this);
     this.#unsubscribe = this.o.queue.onCancel((batchId) => {
       for (const abort of this.#running.get(batchId) ?? []) abort.abort(CANCELLED);
     });
@@ -76,6 +80,7 @@ export class BatchRunner {
     this.#stopped ??= (async () => {
       this.#stop.abort(STOPPING);
       this.#unsubscribe?.();
+      this.#unregisterMetrics?.();
       await Promise.all(this.#loops);
     })();
     return this.#stopped;
@@ -120,7 +125,11 @@ export class BatchRunner {
     const collector = new ItemCollector(item);
     let result;
     try {
-      await runAsk(this.o.pipeline, item.request, collector.onEvent, abort.signal);
+      // Each item is its own trace (root span), named by its batch and index; its lines in the log say the same.
+      const attributes = { "attr_rag.batch.id": item.batchId, "attr_rag.batch.item_index": item.index, "attr_rag.batch.item_id": item.itemId, "attr_rag.batch.attempt": item.attempt };
+      await withLogFields({ batch_id: item.batchId, item_index: item.index }, () =>
+        inSpan("batch.item", attributes, () => runAsk(this.o.pipeline, item.request, collector.onEvent, abort.signal), { parent: ROOT_CONTEXT }),
+      );
       result = collector.succeeded();
     } catch (err) {
       if (abort.signal.reason === STOPPING) {
@@ -133,6 +142,7 @@ export class BatchRunner {
         const { code, details } = toStatus(err, `batch ${item.batchId} item ${item.itemId}`, this.o.log);
         if (NOT_THE_ITEMS_FAULT.has(code) && item.attempt < (this.o.maxAttempts ?? 5)) {
           this.o.log(`batch runner: item ${item.itemId} of batch ${item.batchId} (attempt ${item.attempt}) hit ${status[code]}: ${details}; it will run again`);
+          countBatchRetry();
           await item.release(2_000 * item.attempt).catch(() => {});
           return;
         }
@@ -150,7 +160,10 @@ export class BatchRunner {
   async #record(item: ClaimedItem, result: Parameters<ClaimedItem["complete"]>[0]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        if (await item.complete(result)) this.#completed++;
+        if (await item.complete(result)) {
+          this.#completed++;
+          countBatchItem(result.state);
+        }
         return;
       } catch (err) {
         if (this.#stop.signal.aborted) {

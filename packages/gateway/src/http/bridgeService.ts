@@ -1,6 +1,7 @@
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { MethodDefinition, ServiceDefinition, UntypedServiceImplementation } from "@grpc/grpc-js";
+import { recordRequest } from "@attr-rag/telemetry";
 import { BridgedCall, type CallSink } from "./bridgedCall.js";
 
 type AnyDefinition = MethodDefinition<unknown, unknown>;
@@ -35,17 +36,52 @@ export function bridgeService(service: DescService, definition: ServiceDefinitio
 function bridgeMethod(method: DescMethod, definition: AnyDefinition, handler: Handler) {
   const toHandler = (message: never) => definition.requestDeserialize(Buffer.from(toBinary(method.input as DescMessage, message)));
   const fromHandler = (message: unknown) => fromBinary(method.output as DescMessage, definition.responseSerialize(message));
+  const path = `/${method.parent.typeName}/${method.name}`;
   switch (method.methodKind) {
     case "unary":
-      return (request: never, ctx: HandlerContext) => unary(handler, toHandler(request), ctx, fromHandler);
+      return (request: never, ctx: HandlerContext) => counted(path, unary(handler, toHandler(request), ctx, fromHandler));
     case "server_streaming":
-      return (request: never, ctx: HandlerContext) => serverStream(handler, toHandler(request), ctx, fromHandler);
+      return (request: never, ctx: HandlerContext) => countedStream(path, serverStream(handler, toHandler(request), ctx, fromHandler));
     case "client_streaming":
-      return (requests: AsyncIterable<never>, ctx: HandlerContext) => clientStream(handler, requests, toHandler, ctx, fromHandler);
+      return (requests: AsyncIterable<never>, ctx: HandlerContext) => counted(path, clientStream(handler, requests, toHandler, ctx, fromHandler));
     default:
       return () => {
         throw new ConnectError(`${method.parent.typeName}/${method.name} streams both ways: use the gRPC port`, Code.Unimplemented);
       };
+  }
+}
+
+/** A Connect error's code is gRPC's number for the same status; anything else counts as UNKNOWN. */
+function codeOf(err: unknown): number {
+  return err instanceof ConnectError ? err.code : 2;
+}
+
+/** Counts a bridged call in attr_rag_requests_total (transport "http") once it settles. */
+function counted<T>(path: string, call: Promise<T>): Promise<T> {
+  const started = performance.now();
+  return call.then(
+    (value) => {
+      recordRequest(path, 0, (performance.now() - started) / 1000, "http");
+      return value;
+    },
+    (err: unknown) => {
+      recordRequest(path, codeOf(err), (performance.now() - started) / 1000, "http");
+      throw err;
+    },
+  );
+}
+
+async function* countedStream<T>(path: string, stream: AsyncGenerator<T>): AsyncGenerator<T> {
+  const started = performance.now();
+  let code = 1; // a reader that stops early cancelled the call
+  try {
+    yield* stream;
+    code = 0;
+  } catch (err) {
+    code = codeOf(err);
+    throw err;
+  } finally {
+    recordRequest(path, code, (performance.now() - started) / 1000, "http");
   }
 }
 

@@ -18,6 +18,7 @@ import { settingsToProto } from "@attr-rag/selector";
 import { addCounters, closingDelta, strategyToProto } from "@attr-rag/worker";
 import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { engineCall, newJobId, onceBySequence } from "./engineCalls.js";
+import { inSpan } from "@attr-rag/telemetry";
 import { attributeCoalitions } from "@attr-rag/core";
 import { attributeByCoalitions, coalitionTable } from "./attributeByCoalitions.js";
 import { likelihoodUtility } from "./likelihoodUtility.js";
@@ -55,7 +56,8 @@ export async function attributeSets(runtime: PipelineRuntime, input: AttributeSe
   });
   let result;
   try {
-    result = await engineCall(() =>
+    result = await inSpan("stage.occlude", {}, () =>
+      engineCall(() =>
       runtime.backends.engine.occlude(
         {
           jobId: newJobId("occ"),
@@ -77,6 +79,7 @@ export async function attributeSets(runtime: PipelineRuntime, input: AttributeSe
         },
         onProgress,
         signal,
+      ),
       ),
     );
   } finally {
@@ -117,7 +120,7 @@ export async function attributeSets(runtime: PipelineRuntime, input: AttributeSe
     loglik = coalitionTable(AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION, sets, loo);
   }
 
-  const selected = await runtime.backends.selector.select(
+  const selected = await inSpan("stage.select", {}, () => runtime.backends.selector.select(
     {
       requestId,
       sets: sets.map((s, i) => ({ ...(s.chunkSet ?? emptySet(s.id)), tokenCount: result.setTokens[i]! })),
@@ -133,7 +136,7 @@ export async function attributeSets(runtime: PipelineRuntime, input: AttributeSe
       params: settingsToProto(input.selection),
     },
     signal,
-  );
+  ));
   warnings.push(...selected.warnings);
   const selection = selected.selection!;
   if (sets.length < input.sets.length) {

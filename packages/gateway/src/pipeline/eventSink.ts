@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AskEvent, AskEventStage } from "@attr-rag/contracts";
+import { inSpan } from "@attr-rag/telemetry";
 
 /** Receives every event of one Ask, in order. */
 export type AskEventListener = (event: AskEvent) => void;
@@ -26,9 +27,12 @@ export class EventSink {
   }
 }
 
-/** Runs `work` and returns its result with its wall-clock milliseconds. */
-export async function timed<T>(work: () => Promise<T> | T): Promise<[T, number]> {
+/**
+ * Runs `work` and returns its result with its wall-clock milliseconds; with a `stage` name, inside a span
+ * `stage.<name>` (a child of the Ask's span), so a trace shows the pipeline's stages in order.
+ */
+export async function timed<T>(work: () => Promise<T> | T, stage?: string): Promise<[T, number]> {
   const t0 = performance.now();
-  const value = await work();
+  const value = stage === undefined ? await work() : await inSpan(`stage.${stage}`, {}, async () => work());
   return [value, performance.now() - t0];
 }

@@ -7,6 +7,8 @@ import { attributeSets } from "./attributeSets.js";
 import { promptSafe } from "./buildPrompt.js";
 import type { AnswerBlock } from "./citations.js";
 import { addCounters } from "@attr-rag/worker";
+import { trace, withLogFields } from "@attr-rag/telemetry";
+import { observeAskTimings } from "../metrics/askMetrics.js";
 import { EventSink, timed, type AskEventListener } from "./eventSink.js";
 import { finalContext } from "./finalContext.js";
 import { generateAnswer } from "./generateAnswer.js";
@@ -28,13 +30,18 @@ export async function runAsk(
   acceptedAt: number = performance.now(),
 ): Promise<void> {
   const ask = resolveAsk(request, runtime.config);
-  const sink = new EventSink(listener, ask.requestId, acceptedAt);
-  if (ask.baseline === "none") await runAttrRag(runtime, ask, sink, signal);
-  else await runBaseline(runtime, ask, sink, signal);
+  // The stage histograms are fed from the `done` event: the timings the client sees are the ones exported.
+  const observed: AskEventListener = (event) => {
+    if (event.stage?.$case === "done") observeAskTimings("Ask", ask.baseline, event.stage.value.timings);
+    listener(event);
+  };
+  const sink = new EventSink(observed, ask.requestId, acceptedAt);
+  trace.getActiveSpan()?.setAttribute("attr_rag.request.id", sink.requestId);
+  await withLogFields({ request_id: sink.requestId }, () => (ask.baseline === "none" ? runAttrRag(runtime, ask, sink, signal) : runBaseline(runtime, ask, sink, signal)));
 }
 
 async function retrieveOrFail(runtime: PipelineRuntime, ask: ResolvedAsk, k: number, sink: EventSink, signal: AbortSignal) {
-  const [retrieval, ms] = await timed(() => retrieve(runtime, ask, k, signal));
+  const [retrieval, ms] = await timed(() => retrieve(runtime, ask, k, signal), "retrieve");
   sink.emit({ $case: "retrieved", value: retrieval.event });
   if (retrieval.chunks.length === 0) {
     const stored = (await runtime.backends.index.getStats(signal)).chunks;
@@ -52,11 +59,11 @@ async function runAttrRag(runtime: PipelineRuntime, ask: ResolvedAsk, sink: Even
   const { retrieval, ms } = await retrieveOrFail(runtime, ask, ask.k, sink, signal);
   timings.retrieveMs = ms;
 
-  const [aligned, alignMs] = await timed(() => alignChunkSets(retrieval.chunks));
+  const [aligned, alignMs] = await timed(() => alignChunkSets(retrieval.chunks), "align");
   timings.alignMs = alignMs;
   sink.emit({ $case: "aligned", value: alignedEvent(aligned) });
 
-  const [reranked, rerankMs] = await timed(() => rerankTexts(runtime, ask.question, retrieval.queryVector, aligned.map(chunkSetText), signal));
+  const [reranked, rerankMs] = await timed(() => rerankTexts(runtime, ask.question, retrieval.queryVector, aligned.map(chunkSetText), signal), "rerank");
   timings.rerankMs = rerankMs;
   if (reranked.fallback) warnings.push("re-ranker: no cross-encoder configured; sets were re-ranked by bi-encoder cosine (fallback:bi-encoder)");
   sink.emit({
@@ -95,7 +102,7 @@ async function runAttrRag(runtime: PipelineRuntime, ask: ResolvedAsk, sink: Even
   sink.emit({ $case: "gapFill", value: attributed.gapFill });
 
   const [answer, finalMs] = await timed(() =>
-    generateAnswer(runtime, sink.requestId, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
+    generateAnswer(runtime, sink.requestId, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal), "final_answer",
   );
   timings.finalAnswerMs = finalMs;
   warnings.push(...answer.warnings);
@@ -119,7 +126,7 @@ async function runBaseline(runtime: PipelineRuntime, ask: ResolvedAsk, sink: Eve
   timings.retrieveMs = ms;
   let chunks: RetrievedChunk[] = retrieval.chunks;
   if (ask.baseline === "rerank") {
-    const [reranked, rerankMs] = await timed(() => rerankTexts(runtime, ask.question, retrieval.queryVector, chunks.map((c) => c.text), signal));
+    const [reranked, rerankMs] = await timed(() => rerankTexts(runtime, ask.question, retrieval.queryVector, chunks.map((c) => c.text), signal), "rerank");
     timings.rerankMs = rerankMs;
     if (reranked.fallback) warnings.push("re-ranker: no cross-encoder configured; chunks were re-ranked by bi-encoder cosine (fallback:bi-encoder)");
     sink.emit({
@@ -130,7 +137,7 @@ async function runBaseline(runtime: PipelineRuntime, ask: ResolvedAsk, sink: Eve
   }
   const blocks: AnswerBlock[] = chunks.slice(0, ask.baselineK).map((c) => ({ text: promptSafe(c.text), chunkIds: [c.id], chunkTexts: [c.text] }));
   const [answer, finalMs] = await timed(() =>
-    generateAnswer(runtime, sink.requestId, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal),
+    generateAnswer(runtime, sink.requestId, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal), "final_answer",
   );
   timings.finalAnswerMs = finalMs;
   warnings.push(...answer.warnings);

@@ -5,6 +5,7 @@ import type { GatewayConfig } from "../config/gatewayConfig.js";
 import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { attributeSets, type AttributeSetsInput, type SetText } from "./attributeSets.js";
 import { buildPrompt } from "./buildPrompt.js";
+import { observeAskTimings } from "../metrics/askMetrics.js";
 import { checkQuestion, resolveGeneration, resolveSelection } from "./resolveAsk.js";
 import { checkCoalitionLimits, resolveAttribution } from "./resolveAttribution.js";
 
@@ -50,12 +51,14 @@ export async function runAttribute(runtime: PipelineRuntime, request: AttributeR
   const input = "dropSetsThatDoNotFit" in request ? request : prepareAttribute(request, runtime.config);
   const started = performance.now();
   const result = await attributeSets(runtime, input, {}, signal);
+  const timings = { ...result.timings, totalMs: performance.now() - started };
+  observeAskTimings("Attribute", "none", timings);
   return {
     initialAnswer: result.initialAnswer,
     occluded: result.outcomes,
     attribution: result.table,
     selection: result.selection,
     counters: result.counters,
-    timings: { ...result.timings, totalMs: performance.now() - started },
+    timings,
   };
 }

@@ -8,6 +8,7 @@ import type { Backends } from "../backends/Backends.js";
 import { localReranker, NatsReranker } from "../backends/rerankBackends.js";
 import { gatedEngine, InteractiveGate } from "../batch/interactiveGate.js";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
+import { withoutCredentials } from "@attr-rag/telemetry";
 import type { PipelineRuntime } from "./pipelineRuntime.js";
 
 /** A GGUF cross-encoder and the context that runs it. */
@@ -110,7 +111,7 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
   /** Distributed: the index, the workers and the selector over NATS (config.nats); nothing opened here. */
   static async connect(config: GatewayConfig, log: (line: string) => void = () => {}): Promise<Runtime> {
     if (config.nats === undefined) throw new Error("Runtime.connect needs config.nats");
-    log(`connecting to NATS at ${config.nats}`);
+    log(`connecting to NATS at ${withoutCredentials(config.nats)}`);
     const connection = await connectNats({
       url: config.nats,
       name: "attr-rag-gateway",

@@ -1,4 +1,6 @@
 import { status, type Metadata } from "@grpc/grpc-js";
+import { extractTrace, inSpan, metadataCarrier, SpanKind } from "@attr-rag/telemetry";
+import { observeQueueTime } from "../metrics/admissionMetrics.js";
 import { checkBearer } from "./auth.js";
 import type { ServerContext } from "./serverContext.js";
 
@@ -8,10 +10,21 @@ import type { ServerContext } from "./serverContext.js";
  * bounded admission queue; `work` runs holding the slot, which is released however it ends. While it runs it
  * also holds the runtime's interactive gate, so batch items make way for it (see InteractiveGate).
  */
-export async function admitted<P, T>(ctx: ServerContext, rpc: string, metadata: Metadata, signal: AbortSignal, validate: () => P, work: (prepared: P) => Promise<T>): Promise<T> {
+export function admitted<P, T>(ctx: ServerContext, rpc: string, metadata: Metadata, signal: AbortSignal, validate: () => P, work: (prepared: P) => Promise<T>): Promise<T> {
+  // The call's span continues the client's trace (traceparent in gRPC metadata or HTTP headers); the
+  // pipeline's stage spans and every NATS hop hang under it.
+  const parent = extractTrace(metadataCarrier(metadata));
+  return inSpan(`${AttrRagServiceName}/${rpc}`, { "rpc.system": "grpc", "rpc.service": AttrRagServiceName, "rpc.method": rpc }, () => admittedWork(ctx, rpc, metadata, signal, validate, work), { parent, kind: SpanKind.SERVER });
+}
+
+const AttrRagServiceName = "attr_rag.v1.AttrRagService";
+
+async function admittedWork<P, T>(ctx: ServerContext, rpc: string, metadata: Metadata, signal: AbortSignal, validate: () => P, work: (prepared: P) => Promise<T>): Promise<T> {
   checkBearer(metadata, ctx.runtime.config.authToken);
   const prepared = validate();
+  const waitStarted = performance.now();
   const release = await ctx.admission.acquire(signal);
+  observeQueueTime(rpc, (performance.now() - waitStarted) / 1000);
   const leave = ctx.runtime.interactive.enter();
   // When the call is aborted while its work runs, how long the work takes to stop is recorded (StoppedCalls).
   let abortedAt: number | undefined;

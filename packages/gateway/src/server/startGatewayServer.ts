@@ -30,6 +30,11 @@ import type { ServerContext } from "./serverContext.js";
 import { bearerInterceptor } from "./bearerInterceptor.js";
 import { withBearer } from "./withBearer.js";
 import { ServiceTable } from "../http/serviceTable.js";
+import { grpcMetricsInterceptor } from "@attr-rag/telemetry";
+import { engineSources } from "@attr-rag/worker";
+import { storeSources } from "@attr-rag/index";
+import { admissions } from "../metrics/admissionMetrics.js";
+import { queueConnections } from "../metrics/queueMetrics.js";
 import { isLoopbackName } from "../http/requestGuard.js";
 import { startHttpFace, type HttpFace } from "../http/startHttpFace.js";
 
@@ -100,9 +105,16 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
     "grpc.max_connection_idle_ms": 300_000,
     "grpc.keepalive_time_ms": 120_000,
     "grpc.keepalive_timeout_ms": 20_000,
-    interceptors: [bearerInterceptor(config.authToken)],
+    // Metrics first: it wraps the call the bearer check answers on, so refusals are counted too.
+    interceptors: [grpcMetricsInterceptor(), bearerInterceptor(config.authToken)],
   });
   const admission = new Admission(config.maxConcurrentAsks, config.maxQueuedAsks);
+  // What /metrics reads at scrape time: this gateway's admission queue and, distributed, its job queues.
+  const unregister = [
+    admissions.add(admission),
+    ...(runtime.nats !== undefined ? [queueConnections.add(runtime.nats.connection)] : []),
+    ...(runtime.local !== undefined ? [engineSources.add({ engine: runtime.local.generator, model: runtime.backends.modelId }), storeSources.add(runtime.local.store)] : []),
+  ];
   const stopped = new StoppedCalls(log);
   const ctx: ServerContext = { runtime, admission, stopped, log };
   // One implementation of each service, served on the gRPC port and (bridged) on the HTTP port.
@@ -153,6 +165,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   const close = () => {
     closing ??= (async () => {
       for (const name of ["", ...services]) health.setStatus(name, "NOT_SERVING");
+      for (const remove of unregister) remove();
       // Running batch items go back to the queue unfinished; the next runner (here after a restart, or another gateway) runs them.
       auto?.close();
       await batchRunner?.stop();

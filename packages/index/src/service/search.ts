@@ -5,6 +5,13 @@ import type { ServiceContext } from "./context.js";
 import { invalidArgument } from "./ServiceError.js";
 import { chunkConverter } from "./toProtoChunk.js";
 import { unaryHandler } from "./unaryHandler.js";
+import { observeSearch } from "../indexMetrics.js";
+
+export const MODE_LABELS = {
+  [RetrievalMode.RETRIEVAL_MODE_DENSE]: "dense",
+  [RetrievalMode.RETRIEVAL_MODE_BM25]: "bm25",
+  [RetrievalMode.RETRIEVAL_MODE_HYBRID]: "hybrid",
+} as const;
 
 /** RETRIEVAL_MODE_UNSPECIFIED means DENSE (retrieval.proto), as in the paper. */
 function resolveMode(mode: RetrievalMode): RetrievalMode.RETRIEVAL_MODE_DENSE | RetrievalMode.RETRIEVAL_MODE_BM25 | RetrievalMode.RETRIEVAL_MODE_HYBRID {
@@ -62,6 +69,7 @@ export function toScoredChunks(store: ChunkStore, hits: readonly SearchHit[], mo
 export async function search(ctx: ServiceContext, request: SearchRequest, signal: AbortSignal): Promise<SearchResponse> {
   const { query, k, mode, filters, rrfK } = validateSearchRequest(ctx, request);
   const { store, embedder } = ctx;
+  const started = performance.now();
   const needsVector = mode !== RetrievalMode.RETRIEVAL_MODE_BM25 || request.includeQueryEmbedding;
   const vector = needsVector ? (await embedder.embed([query], signal))[0]! : undefined;
   signal.throwIfAborted();
@@ -71,6 +79,7 @@ export async function search(ctx: ServiceContext, request: SearchRequest, signal
       : mode === RetrievalMode.RETRIEVAL_MODE_DENSE
         ? store.searchDense(vector!, { k, ...filters })
         : await store.searchHybridAsync(query, vector!, { k, ...filters, ...(rrfK !== undefined ? { rrfK } : {}) });
+  observeSearch(MODE_LABELS[mode], "store", (performance.now() - started) / 1000);
   return {
     chunks: toScoredChunks(store, hits, mode),
     mode,

@@ -2,7 +2,8 @@ import { RetrievalMode, type FusionSettings as ProtoFusion, type ShardSearchRequ
 import type { Bm25Corpus } from "../search/bm25Corpus.js";
 import type { FusionSettings } from "../search/fusionSettings.js";
 import type { ServiceContext } from "./context.js";
-import { toScoredChunks, validateSearchRequest } from "./search.js";
+import { MODE_LABELS, toScoredChunks, validateSearchRequest } from "./search.js";
+import { observeSearch } from "../indexMetrics.js";
 import { invalidArgument } from "./ServiceError.js";
 
 /** TermStats: this shard's BM25 figures for the query's tokens (the gateway sums every shard's). */
@@ -34,10 +35,12 @@ export async function shardSearch(ctx: ServiceContext, request: ShardSearchReque
   const wantsDense = mode !== RetrievalMode.RETRIEVAL_MODE_BM25;
   if (wantsBm25 && request.corpus === undefined) throw invalidArgument("corpus is missing: a shard scores BM25 with the whole index's statistics (the sum of every shard's TermStats)");
   const corpus: Bm25Corpus | undefined = request.corpus && { rows: request.corpus.rows, tokens: request.corpus.tokens, df: request.corpus.documentFrequency };
+  const started = performance.now();
   const vector = wantsDense || request.search.includeQueryEmbedding ? (await embedder.embed([query], signal))[0]! : undefined;
   signal.throwIfAborted();
   const bm25 = wantsBm25 ? toScoredChunks(store, await store.searchBm25Async(query, { k: candidates, ...filters, corpus }), RetrievalMode.RETRIEVAL_MODE_BM25) : [];
   const dense = wantsDense ? toScoredChunks(store, store.searchDense(vector!, { k: candidates, ...filters }), RetrievalMode.RETRIEVAL_MODE_DENSE) : [];
+  observeSearch(MODE_LABELS[mode], "shard", (performance.now() - started) / 1000);
   return {
     bm25,
     dense,

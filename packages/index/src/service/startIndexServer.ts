@@ -5,6 +5,7 @@ import type { QueryEmbedder } from "./context.js";
 import { createIndexServiceImplementation } from "./createIndexServiceImplementation.js";
 import { MESSAGE_OVERHEAD_BYTES, resolveLimits, type IndexServiceLimits } from "./limits.js";
 import { listen, shutdown } from "./serverLifecycle.js";
+import { grpcMetricsInterceptor } from "@attr-rag/telemetry";
 import { stderrLog, type ServiceLog } from "./toGrpcStatus.js";
 
 export interface StartIndexServerOptions {
@@ -48,6 +49,7 @@ export async function startIndexServer(options: StartIndexServerOptions): Promis
     // Large enough for one document at the limit with its title and metadata; a bigger message is
     // RESOURCE_EXHAUSTED from grpc-js before it is buffered whole.
     "grpc.max_receive_message_length": limits.maxDocumentBytes + MESSAGE_OVERHEAD_BYTES,
+    interceptors: [grpcMetricsInterceptor()],
   });
   server.addService(IndexServiceService, { ...createIndexServiceImplementation(store, embedder, limits, log), ...options.writes });
   addServerReflection(server, [INDEX_SERVICE_NAME]);

@@ -2,6 +2,7 @@
 // the JetStream de-duplication key), its progress and its one result come back on the job's own subjects.
 // A cancel reaches the worker running the job; a lost connection ends the wait at once (UNAVAILABLE); a job
 // that failed on every delivery is moved to the dead letters and its caller told.
+import { injectTrace, inSpan, SpanKind } from "@attr-rag/telemetry";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import {
   DeadLetter,
@@ -27,7 +28,7 @@ import {
   type JobKind,
   type JobLane,
 } from "@attr-rag/contracts";
-import { Code, DEFAULT_JOB_QUEUE, ensureJobStreams, RemoteError, type ConnectionWatch, type JobQueueSettings, type NatsConnection, type ProtoCodec } from "@attr-rag/nats";
+import { Code, DEFAULT_JOB_QUEUE, ensureJobStreams, RemoteError, type ConnectionWatch, type JobQueueSettings, type NatsConnection, type ProtoCodec, natsHeaders } from "@attr-rag/nats";
 import type { EngineJobs, ProgressListener } from "../engineJobs.js";
 import { JobFailure } from "../jobFailure.js";
 
@@ -115,7 +116,21 @@ export class NatsEngine implements EngineJobs {
     return this.#run("likelihood", job.jobId, job.model, LikelihoodJob.encode(job).finish(), LikelihoodResult, () => {}, signal, lane);
   }
 
-  async #run<R extends { error?: JobError | undefined }>(
+  #run<R extends { error?: JobError | undefined }>(
+    kind: JobKind,
+    jobId: string,
+    model: string | undefined,
+    payload: Uint8Array,
+    codec: ProtoCodec<R>,
+    onProgress: ProgressListener,
+    signal: AbortSignal,
+    lane: JobLane,
+  ): Promise<R> {
+    const attributes = { "messaging.system": "nats", "messaging.destination.name": jobSubject(kind, model ?? "-", lane), "attr_rag.job.id": jobId, "attr_rag.job.kind": kind };
+    return inSpan(`nats.job ${kind}`, attributes, () => this.#queue(kind, jobId, model, payload, codec, onProgress, signal, lane), { kind: SpanKind.PRODUCER });
+  }
+
+  async #queue<R extends { error?: JobError | undefined }>(
     kind: JobKind,
     jobId: string,
     model: string | undefined,
@@ -175,8 +190,11 @@ export class NatsEngine implements EngineJobs {
             settle(() => (result.error !== undefined ? reject(JobFailure.fromProto(result.error)) : resolve(result)));
           }
         })().catch((err: unknown) => settle(() => reject(err)));
+        // The trace goes with the job (W3C traceparent in a header), so the worker's spans join the caller's.
+        const traced = natsHeaders();
+        injectTrace(traced);
         this.js
-          .publish(jobSubject(kind, model, lane), payload, { msgID: jobId })
+          .publish(jobSubject(kind, model, lane), payload, { msgID: jobId, headers: traced })
           .then((ack) => {
             seq = ack.seq;
             if (!settled) this.#jobAtSeq.set(ack.seq, jobId);

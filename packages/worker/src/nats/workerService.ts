@@ -32,6 +32,8 @@ import {
 } from "@attr-rag/contracts";
 import { AbortError, type EngineContext } from "@attr-rag/engine";
 import { engineWorkerStats } from "../engineStats.js";
+import { engineSources } from "../engineMetrics.js";
+import { extractTrace, inSpan, lineLog, SpanKind, withLogFields } from "@attr-rag/telemetry";
 import { Code, DEFAULT_JOB_QUEUE, ensureJobStreams, ensureWorkerConsumer, serveService, type JobQueueSettings, type NatsConnection } from "@attr-rag/nats";
 import { JobFailure } from "../jobFailure.js";
 import { runGenerationJob } from "../runGenerationJob.js";
@@ -122,7 +124,7 @@ const HOW_TO_SERVE: Record<JobKind, string> = {
 };
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
-  const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = o.log ?? lineLog("worker");
   const queue = o.queue ?? DEFAULT_JOB_QUEUE;
   const jsm = await jetstreamManager(o.nc);
   await ensureJobStreams(jsm, queue);
@@ -200,12 +202,25 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
         }, Math.max(0, untilDeadline))
       : undefined;
     const heartbeat = setInterval(() => m.working(), Math.max(100, Math.floor(queue.ackWaitMs / 3)));
-    log(`worker ${o.workerId}: running ${kind} job ${job.jobId} (attempt ${attempt}, request ${job.requestId || "-"})`);
     const onProgress = (p: JobProgress) => {
       if ("streamProgress" in job && job.streamProgress) o.nc.publish(jobProgressSubject(job.jobId), JobProgress.encode({ ...p, workerId: o.workerId, attempt }).finish());
     };
     try {
-      const result = await KINDS[kind].run(o.engine, job, onProgress, abort.signal, o.workerId);
+      // The job runs in the trace its publisher carried in the message headers (traceparent).
+      const received = extractTrace(m.headers);
+      const attributes = { "messaging.system": "nats", "messaging.destination.name": m.subject, "attr_rag.worker.id": o.workerId, "attr_rag.job.attempt": attempt };
+      const fields = { job_id: job.jobId, ...("requestId" in job && job.requestId ? { request_id: job.requestId } : {}) };
+      const result = await withLogFields(fields, () =>
+        inSpan(
+          `nats.job ${kind}`,
+          attributes,
+          () => {
+            log(`worker ${o.workerId}: running ${kind} job ${job.jobId} (attempt ${attempt}, request ${job.requestId || "-"})`);
+            return KINDS[kind].run(o.engine, job, onProgress, abort.signal, o.workerId);
+          },
+          { parent: received, kind: SpanKind.CONSUMER },
+        ),
+      );
       o.nc.publish(jobResultSubject(job.jobId), result);
       await o.nc.flush();
       m.ack();
@@ -271,6 +286,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     return fetchOne(idleRounds % 4 === 0 ? lanes.batch : lanes.interactive, 2_000);
   };
 
+  const unregisterEngine = engineSources.add({ engine: o.engine, model: o.modelId });
   const stopped = (async () => {
     const inFlight = new Set<Promise<void>>();
     while (!stopping) {
@@ -333,6 +349,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
         await Promise.race([drained, grace]);
         for (const abort of running.values()) abort.abort(new AbortError("the worker is stopping"));
         await stopped;
+        unregisterEngine();
         await service.stop().catch(() => {});
       })();
       return stopping$;

@@ -1,8 +1,9 @@
-import { jetstreamManager } from "@nats-io/jetstream";
-import { DEAD_LETTER_STREAM, JOBS_STREAM, type GetClusterResponse, type JobQueue } from "@attr-rag/contracts";
+import type { GetClusterResponse, JobQueue } from "@attr-rag/contracts";
 import { engineWorkerStats, listWorkerStats, modelIdOf } from "@attr-rag/worker";
 import type { Runtime } from "../../runtime/Runtime.js";
 import type { Admission } from "../admission.js";
+import { readJobQueues } from "./jobQueues.js";
+import { withoutCredentials } from "@attr-rag/telemetry";
 
 /**
  * What ClusterService.GetCluster answers. Embedded: the gateway's own engine context, as one worker.
@@ -24,23 +25,9 @@ export async function clusterState(runtime: Runtime, admission: Admission): Prom
     return { ...base, mode: "embedded", nats: "", workers: [engineWorkerStats(engine, identity)] };
   }
   const nc = runtime.nats!.connection;
-  const jsm = await jetstreamManager(nc);
-  const queues: JobQueue[] = [];
-  for await (const info of jsm.consumers.list(JOBS_STREAM)) {
-    queues.push({
-      consumer: info.name,
-      filterSubject: info.config.filter_subject ?? "",
-      pending: info.num_pending,
-      ackPending: info.num_ack_pending,
-      redelivered: info.num_redelivered,
-    });
-  }
-  const deadLetters = await jsm.streams
-    .info(DEAD_LETTER_STREAM)
-    .then((i) => i.state.messages)
-    .catch(() => 0);
+  const { queues, deadLetters } = await readJobQueues(nc);
   const workers = (await listWorkerStats(nc)).sort((a, b) => a.workerId.localeCompare(b.workerId));
-  return { ...base, mode: "distributed", nats: runtime.config.nats ?? "", workers, queues: queues.sort((a, b) => a.consumer.localeCompare(b.consumer)), deadLetters };
+  return { ...base, mode: "distributed", nats: withoutCredentials(runtime.config.nats ?? ""), workers, queues, deadLetters };
 }
 
 /** The model's id as workers report theirs (the file name without .gguf), else the configured value as is. */

@@ -1,0 +1,97 @@
+// Debian's real Prometheus server (`apt-get install -y prometheus`) for the observability tests: a scrape config
+// over the given targets, its own temporary storage, a free loopback port, and PromQL through its HTTP API.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** Why Prometheus cannot run here (the tests that need it are skipped with this reason), or undefined. */
+export function prometheusMissing(): string | undefined {
+  const probe = spawnSync("prometheus", ["--version"], { encoding: "utf8" });
+  return probe.error !== undefined ? "prometheus is not installed (apt-get install -y prometheus)" : undefined;
+}
+
+export interface PromSeries {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+export class PrometheusServer implements AsyncDisposable {
+  private constructor(
+    readonly url: string,
+    private readonly child: ChildProcess,
+    private readonly dir: string,
+    private readonly output: () => string,
+  ) {}
+
+  /** Scrapes every target (host:port, /metrics) each second under its job label. */
+  static async start(jobs: readonly { job: string; targets: readonly string[] }[]): Promise<PrometheusServer> {
+    const dir = mkdtempSync(join(tmpdir(), "attr-rag-prometheus-"));
+    const config = [
+      "global:",
+      "  scrape_interval: 1s",
+      "  scrape_timeout: 1s",
+      "scrape_configs:",
+      ...jobs.flatMap((j) => [`  - job_name: ${JSON.stringify(j.job)}`, "    static_configs:", `      - targets: ${JSON.stringify(j.targets)}`]),
+      "",
+    ].join("\n");
+    writeFileSync(join(dir, "prometheus.yml"), config);
+    const port = await freePort();
+    const child = spawn(
+      "prometheus",
+      [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--web.enable-lifecycle"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    child.stdout!.on("data", (d) => (out = (out + d).slice(-20_000)));
+    child.stderr!.on("data", (d) => (out = (out + d).slice(-20_000)));
+    const server = new PrometheusServer(`http://127.0.0.1:${port}`, child, dir, () => out);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`prometheus exited ${child.exitCode}:\n${out}`);
+      const ready = await fetch(`${server.url}/-/ready`).then((r) => r.ok, () => false);
+      if (ready) return server;
+      if (Date.now() > deadline) throw new Error(`prometheus was not ready within 30 s:\n${out}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** An instant PromQL query; a query Prometheus refuses throws with its error. */
+  async query(expr: string): Promise<PromSeries[]> {
+    const res = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent(expr)}`);
+    const body = (await res.json()) as { status: string; error?: string; data?: { resultType: string; result: PromSeries[] } };
+    if (body.status !== "success") throw new Error(`PromQL ${expr}: ${body.error ?? res.status}`);
+    return body.data!.result;
+  }
+
+  /** Every target's last scrape, as Prometheus saw it. */
+  async targets(): Promise<{ scrapeUrl: string; health: string; lastError: string; labels: Record<string, string> }[]> {
+    const body = (await (await fetch(`${this.url}/api/v1/targets`)).json()) as { data: { activeTargets: { scrapeUrl: string; health: string; lastError: string; labels: Record<string, string> }[] } };
+    return body.data.activeTargets;
+  }
+
+  get log(): string {
+    return this.output();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.child.exitCode === null) {
+      const exited = new Promise((r) => this.child.once("exit", r));
+      this.child.kill("SIGTERM");
+      await exited;
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
