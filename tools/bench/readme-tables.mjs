@@ -46,6 +46,7 @@ export const BLOCKS = {
   "embed-workers": { files: ["embed-workers-stories260K.json"], render: embedWorkersBlock },
   "cluster-bench": { files: ["cluster-stories260K.json"], render: clusterBlock },
   "shards-bench": { files: ["shards-bench.json"], render: shardsBlock },
+  "telemetry-bench": { files: ["telemetry-overhead-stories260K.json"], render: telemetryBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
   "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json", "throughput-qwen2-0.5b-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
@@ -442,6 +443,27 @@ function shardsBlock(results) {
       .join("; ")}. ` +
       `Ingest through the log into ${data.ingest.shards} shards × ${data.ingest.replicas} replicas: ${fixed(data.ingest.logged_per_s, 0)} documents/s logged, ` +
       `${fixed(data.ingest.applied_per_s, 1)} documents/s applied by every replica (${data.ingest.documents} documents; each replica embeds what it applies).`,
+    "",
+    provenance(results),
+  ];
+  return lines.join("\n");
+}
+
+function telemetryBlock(results) {
+  const [{ data }] = results;
+  const runs = (mode) => data.runs.filter((r) => r.mode === mode);
+  const on = runs("on");
+  const pct = (x) => `${fixed(x * 100, 1)} %`;
+  const lines = [
+    `\`${basename(data.model)}\`: \`attr-rag bench throughput ${data.settings.throughput_args.join(" ")}\` as a child process, ${data.settings.runs} times with ` +
+      `telemetry off and ${data.settings.runs} times on, alternating. On: /metrics scraped every ${thousands(data.settings.scrape_interval_ms)} ms ` +
+      `(${on.map((r) => r.scrapes).join(", ")} scrapes) and every span exported over OTLP to a local sink (${on.map((r) => thousands(r.spans)).join(", ")} spans).`,
+    "",
+    "| telemetry | Asks/minute, each run | median | p50 latency, each run (s) |",
+    "|---|---|---|---|",
+    ...["off", "on"].map((mode) => `| ${mode} | ${runs(mode).map((r) => fixed(r.asks_per_minute, 2)).join(", ")} | ${fixed(data.median_asks_per_minute[mode], 2)} | ${runs(mode).map((r) => fixed(r.latency_p50_ms / 1000, 2)).join(", ")} |`),
+    "",
+    `Overhead (1 − median on ÷ median off): **${pct(data.overhead)}** (goal ≤ ${pct(data.goal)}).`,
     "",
     provenance(results),
   ];

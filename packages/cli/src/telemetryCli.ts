@@ -17,6 +17,8 @@ export const ROLE_COMMANDS: Record<string, string> = {
   worker: "attr-rag-worker",
   "index serve": "attr-rag-index",
   selector: "attr-rag-selector",
+  // An embedded gateway in the bench's process: `bench telemetry` measures it with and without telemetry.
+  "bench throughput": "attr-rag-gateway",
 };
 
 export function addMetricsOptions(command: Command): Command {

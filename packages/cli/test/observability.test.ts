@@ -13,7 +13,8 @@ import { until, rowsFile } from "./helpers/batches.js";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
 import { OtlpReceiver, type ReceivedSpan } from "./helpers/otlpReceiver.js";
 import { PrometheusServer, prometheusMissing } from "./helpers/prometheus.js";
-import { ingestDemoCorpus, REPO_ROOT, runCli } from "./helpers/runCli.js";
+import { cleanEnv, ingestDemoCorpus, MAIN, REPO_ROOT, runCli, TEST_MODEL } from "./helpers/runCli.js";
+import { spawn } from "node:child_process";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-observability-"));
 const TOKEN = "obs-token-5f1c2e9a7d";
@@ -163,6 +164,22 @@ describe.skipIf(missing !== undefined)(`observability (real Prometheus, OTLP, na
     expect(searchRequest.parentSpanId).toBe(stages[0]!.spanId);
   });
 
+  it("observability - each batch item is a trace of its own, linked to the span its batch was created in", async () => {
+    const created = await until(async () => receiver.spans.find((s) => s.name === "attr_rag.v1.BatchService/CreateBatch" && s.attributes["attr_rag.batch.id"] !== undefined), "the CreateBatch span", 30_000);
+    const items = await until(async () => {
+      const found = receiver.spans.filter((s) => s.name === "batch.item" && s.attributes["attr_rag.batch.id"] === created.attributes["attr_rag.batch.id"]);
+      return found.length === 3 ? found : undefined;
+    }, "3 batch.item spans", 30_000);
+    expect(items.map((s) => s.attributes["attr_rag.batch.item_index"]).sort()).toEqual([0, 1, 2]);
+    for (const item of items) {
+      expect(item.parentSpanId).toBe("");
+      expect(item.traceId).not.toBe(created.traceId);
+      expect(item.links).toEqual([expect.objectContaining({ traceId: created.traceId, spanId: created.spanId })]);
+      // The item's Ask ran inside it: its stages are in the item's trace.
+      expect(receiver.trace(item.traceId).some((s) => s.name === "stage.final_answer")).toBe(true);
+    }
+  });
+
   it("observability - the processes' logs are JSON lines naming request, trace and job; no password or token in any of them", async () => {
     const logs = cluster.logs();
     for (const secret of [TOKEN, ...Object.values(PASSWORDS)]) expect(logs.includes(secret), `a secret appears in the logs`).toBe(false);
@@ -172,5 +189,35 @@ describe.skipIf(missing !== undefined)(`observability (real Prometheus, OTLP, na
     const running = lines.filter((l) => typeof l.msg === "string" && /running occlusion job/.test(l.msg) && l.trace_id === TRACE_ID);
     expect(running.length, JSON.stringify(running)).toBe(1);
     expect(running[0]).toMatchObject({ component: "worker", request_id: expect.any(String), job_id: expect.any(String) });
+  });
+});
+
+describe("logs of an attr-rag command", () => {
+  /** `attr-rag serve` embedded until it listens, then stopped: its stderr. */
+  async function serveLog(extra: readonly string[]): Promise<string> {
+    const store = join(dir, "log-store");
+    expect((await ingestDemoCorpus(store)).code).toBe(0);
+    const child = spawn(process.execPath, [MAIN, "serve", "--store", store, "--model", TEST_MODEL, "--port", "0", ...extra], { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    const exited = new Promise((r) => child.once("exit", r));
+    await until(async () => (/listening on/.test(out) ? true : child.exitCode !== null ? Promise.reject(new Error(err)) : undefined), "the gateway to listen", 60_000);
+    child.kill("SIGTERM");
+    await exited;
+    return err;
+  }
+
+  it("logs - --log-format pretty: one readable line per event; piped without it: JSON lines; a bad format is refused", async () => {
+    const pretty = (await serveLog(["--log-format", "pretty"])).trim().split("\n");
+    expect(pretty[0]).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: gateway: opening store /);
+    expect(pretty.some((l) => /^\[[\d:.]+\] INFO: gateway: SIGTERM: stopping the gateway$/.test(l))).toBe(true);
+    const json = (await serveLog([])).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(json[0]).toMatchObject({ level: 30, component: "gateway", msg: expect.stringMatching(/^opening store /) });
+    expect(json.map((l) => l.msg)).toContain("stopped");
+    const bad = await runCli(["--log-format", "yaml", "serve"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--log-format must be one of pretty, json, got "yaml"/);
   });
 });

@@ -6,7 +6,7 @@ export { grpcMetricsInterceptor } from "./metrics/grpcMetricsInterceptor.js";
 export { configureLogs, lineLog, logger, LOG_FORMATS, type LogFormat } from "./log/logger.js";
 export { currentLogFields, withLogFields, type LogFields } from "./log/logContext.js";
 export { inSpan, recordSpan, SpanKind, tracer } from "./trace/spans.js";
-export { extractTrace, injectTrace, metadataCarrier, type HeaderCarrier } from "./trace/carrier.js";
+export { currentTraceparent, extractTrace, injectTrace, linkTo, metadataCarrier, type HeaderCarrier } from "./trace/carrier.js";
 export { startTracing, tracingEnabled, type Tracing } from "./trace/tracing.js";
 export { context as traceContext, ROOT_CONTEXT, trace, type Context as TraceContext, type Span } from "@opentelemetry/api";
 export { withoutCredentials } from "./log/withoutCredentials.js";

@@ -10,6 +10,7 @@ import { registerBenchClusterCommand } from "./benchCluster.js";
 import { registerBenchShardsCommand } from "./benchShards.js";
 import { registerBenchBatchCommand } from "./benchBatch.js";
 import { registerBenchThroughputCommand } from "./benchThroughput.js";
+import { registerBenchTelemetryCommand } from "./benchTelemetry.js";
 
 interface BenchOcclusionOptions {
   model: string;
@@ -35,6 +36,7 @@ export function registerBenchCommand(program: Command): void {
   registerBenchShardsCommand(bench);
   registerBenchBatchCommand(bench);
   registerBenchThroughputCommand(bench);
+  registerBenchTelemetryCommand(bench);
   registerBenchAttributionCommand(bench);
   bench
     .command("occlusion")

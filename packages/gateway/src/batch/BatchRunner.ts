@@ -5,7 +5,7 @@ import { runAsk } from "../pipeline/runAsk.js";
 import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { toStatus } from "../server/toStatus.js";
 import type { BatchQueue, ClaimedItem } from "./batchStore.js";
-import { inSpan, ROOT_CONTEXT, withLogFields } from "@attr-rag/telemetry";
+import { inSpan, linkTo, ROOT_CONTEXT, withLogFields } from "@attr-rag/telemetry";
 import { batchRunners, countBatchItem, countBatchRetry } from "../metrics/batchMetrics.js";
 import { CANCELLED_WHILE_RUNNING, ItemCollector } from "./itemResult.js";
 
@@ -125,10 +125,11 @@ export class BatchRunner {
     const collector = new ItemCollector(item);
     let result;
     try {
-      // Each item is its own trace (root span), named by its batch and index; its lines in the log say the same.
+      // Each item is its own trace (a root span), linked to the span its batch was created in; its log lines name
+      // the batch and the index.
       const attributes = { "attr_rag.batch.id": item.batchId, "attr_rag.batch.item_index": item.index, "attr_rag.batch.item_id": item.itemId, "attr_rag.batch.attempt": item.attempt };
       await withLogFields({ batch_id: item.batchId, item_index: item.index }, () =>
-        inSpan("batch.item", attributes, () => runAsk(this.o.pipeline, item.request, collector.onEvent, abort.signal), { parent: ROOT_CONTEXT }),
+        inSpan("batch.item", attributes, () => runAsk(this.o.pipeline, item.request, collector.onEvent, abort.signal), { parent: ROOT_CONTEXT, links: linkTo(item.batchTraceparent) }),
       );
       result = collector.succeeded();
     } catch (err) {

@@ -8,6 +8,8 @@ export interface NewBatch {
   readonly itemsSha256: string;
   readonly items: readonly BatchItem[];
   readonly createdUnixMs: number;
+  /** W3C traceparent of the span CreateBatch ran in, when traced: the items' spans link to it. */
+  readonly traceparent?: string;
 }
 
 /**
@@ -48,6 +50,8 @@ export interface ClaimedItem {
   readonly request: AskRequest;
   /** 1 on the first run; more after a runner died or handed it back. */
   readonly attempt: number;
+  /** NewBatch.traceparent of its batch ("" or undefined when CreateBatch was not traced). */
+  readonly batchTraceparent?: string;
   /** Records the item's one result. False when it already had one (another runner got there first). */
   complete(result: BatchItemResult): Promise<boolean>;
   /** Back to the queue, to run again after `delayMs` (this runner is stopping, or the failure was not the item's). */

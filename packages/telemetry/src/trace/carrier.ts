@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, type Context } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, trace, type Context, type Link } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 
 /**
@@ -40,3 +40,17 @@ export function metadataCarrier(metadata: { get(key: string): unknown[]; set(key
 }
 
 export { propagation };
+
+/** The active span's traceparent ("" when nothing is traced): what a durable record keeps to link back to it. */
+export function currentTraceparent(): string {
+  let value = "";
+  injectTrace({ get: () => undefined, set: (k, v) => void (k === "traceparent" && (value = v)) });
+  return value;
+}
+
+/** A link to the span a stored traceparent names (none for "" or a malformed one). */
+export function linkTo(traceparent: string | undefined): Link[] {
+  if (!traceparent) return [];
+  const spanContext = trace.getSpanContext(extractTrace({ get: (k) => (k === "traceparent" ? traceparent : undefined), set: () => {} }));
+  return spanContext === undefined ? [] : [{ context: spanContext }];
+}

@@ -1,4 +1,4 @@
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
+import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from "@opentelemetry/api";
 
 /** Our tracer. Until startTracing() registers a provider it is OpenTelemetry's no-op one: a span costs a call. */
 export const tracer = () => trace.getTracer("attr-rag");
@@ -7,9 +7,9 @@ export const tracer = () => trace.getTracer("attr-rag");
  * Runs `fn` inside a span named `name` (a child of the active span, or of `parent`), ending it when `fn`
  * settles; a failure is recorded on the span and rethrown.
  */
-export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, options: { parent?: Context; kind?: SpanKind } = {}): Promise<T> {
+export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, options: { parent?: Context; kind?: SpanKind; links?: Link[] } = {}): Promise<T> {
   const parent = options.parent ?? context.active();
-  return tracer().startActiveSpan(name, { attributes, kind: options.kind ?? SpanKind.INTERNAL }, parent, async (span) => {
+  return tracer().startActiveSpan(name, { attributes, kind: options.kind ?? SpanKind.INTERNAL, links: options.links ?? [] }, parent, async (span) => {
     try {
       return await fn(span);
     } catch (err) {

@@ -151,6 +151,7 @@ export class JetStreamBatchQueue implements BatchQueue {
       itemId: item.itemId,
       request,
       attempt: m.info.deliveryCount,
+      batchTraceparent: record.traceparent,
       complete: async (result) => {
         const recorded = await publishResult(this.js, result, m.seq);
         if (!settled) {

@@ -88,6 +88,7 @@ export class JetStreamBatchStore implements BatchStore {
         published: false,
         itemsFromSeq: items.state.last_seq + 1,
         resultsFromSeq: results.state.last_seq + 1,
+        traceparent: batch.traceparent ?? "",
       });
       const conflict = batchConflict(record, batch);
       if (conflict !== undefined) throw conflict;

@@ -66,26 +66,27 @@ export class SqliteBatchQueue implements BatchQueue {
 
   #claim(nowMs: number): ClaimedItem | undefined {
     return this.db.transaction(() => {
-      const open = this.db.prepare("SELECT id FROM batches WHERE finished_ms IS NULL AND cancelled = 0 ORDER BY created_ms, id").all() as { id: string }[];
+      const open = this.db.prepare("SELECT id, traceparent FROM batches WHERE finished_ms IS NULL AND cancelled = 0 ORDER BY created_ms, id").all() as { id: string; traceparent: string }[];
       const firstQueued = this.db.prepare("SELECT idx, item_id, request, attempts FROM items WHERE batch_id = ? AND state = 'queued' AND not_before_ms <= ? ORDER BY idx LIMIT 1");
-      for (const { id } of open) {
+      for (const { id, traceparent } of open) {
         const row = firstQueued.get(id, nowMs) as { idx: number; item_id: string; request: Buffer; attempts: number } | undefined;
         if (row === undefined) continue;
         this.db.prepare("UPDATE items SET state = 'running', attempts = attempts + 1 WHERE batch_id = ? AND idx = ?").run(id, row.idx);
         this.changes.notify(id);
-        return this.#claimed(id, row.idx, row.item_id, AskRequest.decode(row.request), row.attempts + 1);
+        return this.#claimed(id, row.idx, row.item_id, AskRequest.decode(row.request), row.attempts + 1, traceparent);
       }
       return undefined;
     })();
   }
 
-  #claimed(batchId: string, index: number, itemId: string, request: AskRequest, attempt: number): ClaimedItem {
+  #claimed(batchId: string, index: number, itemId: string, request: AskRequest, attempt: number, batchTraceparent: string): ClaimedItem {
     return {
       batchId,
       index,
       itemId,
       request,
       attempt,
+      batchTraceparent,
       complete: async (result) => {
         const end = END_OF[result.state];
         if (end === undefined) throw new Error(`a batch item ends SUCCEEDED, FAILED or CANCELLED, not ${result.state}`);

@@ -105,8 +105,8 @@ export class SqliteBatchStore implements BatchStore {
         return false;
       }
       this.db
-        .prepare("INSERT INTO batches (id, label, items_sha256, total, created_ms) VALUES (?, ?, ?, ?, ?)")
-        .run(batch.batchId, batch.label, batch.itemsSha256, batch.items.length, batch.createdUnixMs);
+        .prepare("INSERT INTO batches (id, label, items_sha256, total, created_ms, traceparent) VALUES (?, ?, ?, ?, ?, ?)")
+        .run(batch.batchId, batch.label, batch.itemsSha256, batch.items.length, batch.createdUnixMs, batch.traceparent ?? "");
       const insert = this.db.prepare("INSERT INTO items (batch_id, idx, item_id, request, state) VALUES (?, ?, ?, ?, 'queued')");
       batch.items.forEach((item, i) => insert.run(batch.batchId, i, item.itemId, AskRequest.encode(item.request ?? AskRequest.create()).finish()));
       return true;

@@ -46,6 +46,8 @@ export const BATCH_MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX results_by_time ON results(batch_id, finished_ms);
   `,
+  // The span CreateBatch ran in (W3C traceparent), which the items' traces link to; '' when not traced.
+  `ALTER TABLE batches ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';`,
 ];
 
 /** Brings the schema up to date, one transaction per migration (a crash leaves a whole version). */

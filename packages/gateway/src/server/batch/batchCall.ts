@@ -1,12 +1,12 @@
-import type { handleServerStreamingCall, handleUnaryCall } from "@grpc/grpc-js";
+import type { handleServerStreamingCall, handleUnaryCall, Metadata } from "@grpc/grpc-js";
 import { callSignal, type ServiceLog } from "@attr-rag/index";
 import { toStatus } from "../toStatus.js";
 
 /** A unary RPC (BatchService, ClusterService): errors (and a cancelled or expired call) through the gateway's one status mapping. */
-export function unaryBatchCall<Req, Res>(log: ServiceLog, rpc: string, run: (request: Req, signal: AbortSignal) => Promise<Res>): handleUnaryCall<Req, Res> {
+export function unaryBatchCall<Req, Res>(log: ServiceLog, rpc: string, run: (request: Req, signal: AbortSignal, metadata: Metadata) => Promise<Res>): handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const abort = callSignal(call);
-    run(call.request, abort.signal)
+    run(call.request, abort.signal, call.metadata)
       .then((response) => {
         abort.signal.throwIfAborted();
         callback(null, response);

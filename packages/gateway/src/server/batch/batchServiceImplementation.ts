@@ -5,6 +5,7 @@ import { ServiceError, type ServiceLog } from "@attr-rag/index";
 import type { BatchStore } from "../../batch/batchStore.js";
 import { prepareBatch } from "../../batch/prepareBatch.js";
 import { hasEnded } from "../../batch/toBatch.js";
+import { currentTraceparent, extractTrace, inSpan, metadataCarrier, SpanKind } from "@attr-rag/telemetry";
 import { streamingBatchCall, unaryBatchCall } from "./batchCall.js";
 
 /** How often WatchBatch sends the batch even when nothing changed (a heartbeat clients can time out on). */
@@ -27,7 +28,20 @@ function batchIdOf(id: string): string {
 export function batchServiceImplementation(o: BatchServiceOptions): BatchServiceServer {
   const { store, log } = o;
   return {
-    createBatch: unaryBatchCall(log, "CreateBatch", async (request, signal) => store.create(prepareBatch(request, o), signal)),
+    // Traced (the client's traceparent continues): the span's context is kept with the batch, and every item's
+    // trace links to it.
+    createBatch: unaryBatchCall(log, "CreateBatch", (request, signal, metadata) =>
+      inSpan(
+        "attr_rag.v1.BatchService/CreateBatch",
+        { "rpc.system": "grpc", "rpc.service": "attr_rag.v1.BatchService", "rpc.method": "CreateBatch" },
+        (span) => {
+          const batch = prepareBatch(request, o);
+          span.setAttribute("attr_rag.batch.id", batch.batchId);
+          return store.create({ ...batch, traceparent: currentTraceparent() }, signal);
+        },
+        { parent: extractTrace(metadataCarrier(metadata)), kind: SpanKind.SERVER },
+      ),
+    ),
     getBatch: unaryBatchCall(log, "GetBatch", async (request, signal) => ({ batch: await store.get(batchIdOf(request.batchId), signal) })),
     listBatches: unaryBatchCall(log, "ListBatches", async (request, signal) => {
       const pageSize = request.pageSize === 0 ? DEFAULT_PAGE_SIZE : request.pageSize;
