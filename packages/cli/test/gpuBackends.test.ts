@@ -53,9 +53,10 @@ describe.skipIf(!cuda && !CI)(`the CUDA package installed, no NVIDIA GPU${!cuda 
     const r = await runCli(["doctor", "--json"]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).backend).toBe("cpu");
-    const lines = r.stderr.split("\n").filter((l) => l.startsWith("attr-rag: backend"));
+    // The engine's log line (JSON: stderr is a pipe here).
+    const lines = r.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { component: string; msg: string }).filter((l) => l.component === "engine" && l.msg.startsWith("backend"));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^attr-rag: backend cpu \(auto; cuda: the (NVIDIA driver|CUDA 13 runtime) is not installed \(lib\S+ not found/);
+    expect(lines[0]!.msg).toMatch(/^backend cpu \(auto; cuda: the (NVIDIA driver|CUDA 13 runtime) is not installed \(lib\S+ not found/);
   });
 
   it("gpu - --gpu cuda fails with exit 2 naming what is missing, never a crash (doctor and ask)", async () => {

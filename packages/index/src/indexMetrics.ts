@@ -1,15 +1,18 @@
 import { counter, gauge, histogram, MetricSources, SECONDS_BUCKETS } from "@attr-rag/telemetry";
-import type { ChunkStore } from "./ChunkStore.js";
+/** What a scrape reads of a store (ChunkStore.stats), named here so this file does not import the store. */
+interface CountedStore {
+  stats(): { documents: number; chunks: number; vectors: number };
+}
 
 /** Stores served by this process (an `index serve`, or the store an embedded gateway opened). */
-export const storeSources = new MetricSources<ChunkStore>(() => {
+export const storeSources = new MetricSources<CountedStore>(() => {
   storeGauge("attr_rag_index_documents", "Documents in the stores this process serves (GetStats's documents).", (s) => s.documents);
   storeGauge("attr_rag_index_chunks", "Chunks in the stores this process serves (GetStats's chunks).", (s) => s.chunks);
   storeGauge("attr_rag_index_vectors", "Chunk vectors in the dense indexes of the stores this process serves.", (s) => s.vectors);
   ingestedChunks();
 });
 
-function storeGauge(name: string, help: string, read: (s: ReturnType<ChunkStore["stats"]>) => number): void {
+function storeGauge(name: string, help: string, read: (s: ReturnType<CountedStore["stats"]>) => number): void {
   gauge({
     name,
     help,

@@ -36,7 +36,7 @@ export function kernelFailure(stderr: string, code: number | null, signal: NodeJ
   const picked =
     cuda >= 0
       ? lines.slice(cuda, cuda + 2).filter((l) => !/^\//.test(l)).join("; ")
-      : (lines.filter((l) => !/^\/|^attr-rag: backend|^\[|^\s*at /.test(l) && /error|abort|assert|fail/i.test(l)).slice(-2).join("; ") ||
+      : (lines.filter((l) => !/^\/|^attr-rag: backend|^\{"level":|^\[|^\s*at /.test(l) && /error|abort|assert|fail/i.test(l)).slice(-2).join("; ") ||
         `the check exited with ${signal ?? `code ${code}`} and said nothing`);
   const hint = HINTS.find(([re]) => re.test(picked))?.[1];
   return hint ? { error: picked, hint } : { error: picked };

@@ -1,5 +1,6 @@
 import { loadNativeAddon } from "@attr-rag/native";
 import type { NativeAddon } from "./addonTypes.js";
+import { logger } from "@attr-rag/telemetry";
 import { parseGpuChoice, selectGpuBackend, type BackendSelection } from "./gpuBackend.js";
 
 let addon: NativeAddon | undefined;
@@ -29,7 +30,7 @@ export function nativeAddon(): NativeAddon {
   // One line on stderr whenever there was a GPU decision to make (a GPU package installed, or ATTR_RAG_GPU
   // set): which backend runs the models, and why the others did not. A CPU-only install stays quiet.
   const decided = process.env.ATTR_RAG_GPU !== undefined || selection.backend !== "cpu" || selection.installed.length > 0;
-  if (decided) process.stderr.write(`attr-rag: ${selection.summary}\n`);
+  if (decided) logger("engine").info(selection.summary);
   addon = loaded;
   return addon;
 }

@@ -30,7 +30,7 @@ import type { ServerContext } from "./serverContext.js";
 import { bearerInterceptor } from "./bearerInterceptor.js";
 import { withBearer } from "./withBearer.js";
 import { ServiceTable } from "../http/serviceTable.js";
-import { grpcMetricsInterceptor } from "@attr-rag/telemetry";
+import { grpcMetricsInterceptor, lineLog } from "@attr-rag/telemetry";
 import { engineSources } from "@attr-rag/worker";
 import { storeSources } from "@attr-rag/index";
 import { admissions } from "../metrics/admissionMetrics.js";
@@ -77,7 +77,7 @@ export interface GatewayServerHandle extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-const stderrLog: ServiceLog = (line) => process.stderr.write(`${line}\n`);
+const stderrLog: ServiceLog = lineLog("gateway");
 
 /**
  * The gateway: AttrRagService (Ask, Attribute), BatchService, IndexService over the same store (embedded),

@@ -12,14 +12,14 @@ import {
   StoreNotFoundError,
   VectorsIncompleteError,
 } from "../errors.js";
+import { lineLog } from "@attr-rag/telemetry";
 import { ServiceError } from "./ServiceError.js";
 
 /** Where the service writes what it does not tell clients (unexpected errors). One line per call. */
 export type ServiceLog = (line: string) => void;
 
-export const stderrLog: ServiceLog = (line) => {
-  process.stderr.write(`${line}\n`);
-};
+/** The default: the process's log (one JSON line per event, or a readable line on a terminal). */
+export const stderrLog: ServiceLog = lineLog("index");
 
 export type GrpcStatus = Pick<StatusObject, "code" | "details">;
 

@@ -6,6 +6,8 @@ import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 
 export interface Tracing {
+  /** Sends what is buffered now. */
+  flush(): Promise<void>;
   /** Sends what is buffered, then stops exporting. */
   shutdown(): Promise<void>;
 }
@@ -18,7 +20,7 @@ let running: { provider: NodeTracerProvider } | undefined;
  * otherwise does nothing and spans stay OpenTelemetry's no-ops. Once per process.
  */
 export function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
-  if (running !== undefined) return { shutdown: () => running!.provider.shutdown() };
+  if (running !== undefined) return { flush: () => running!.provider.forceFlush(), shutdown: () => running!.provider.shutdown() };
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
   if (env.OTEL_SDK_DISABLED === "true") return undefined;
   const provider = new NodeTracerProvider({
@@ -28,7 +30,7 @@ export function startTracing(service: string, env: NodeJS.ProcessEnv = process.e
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
   running = { provider };
-  return { shutdown: () => provider.shutdown() };
+  return { flush: () => provider.forceFlush(), shutdown: () => provider.shutdown() };
 }
 
 /** Whether spans are being recorded and exported in this process. */

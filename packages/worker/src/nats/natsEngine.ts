@@ -2,7 +2,7 @@
 // the JetStream de-duplication key), its progress and its one result come back on the job's own subjects.
 // A cancel reaches the worker running the job; a lost connection ends the wait at once (UNAVAILABLE); a job
 // that failed on every delivery is moved to the dead letters and its caller told.
-import { injectTrace, inSpan, SpanKind } from "@attr-rag/telemetry";
+import { injectTrace, inSpan, lineLog, SpanKind } from "@attr-rag/telemetry";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import {
   DeadLetter,
@@ -58,7 +58,7 @@ export class NatsEngine implements EngineJobs {
   static async connect(nc: NatsConnection, watch: ConnectionWatch, options: { queue?: JobQueueSettings; log?: (line: string) => void } = {}): Promise<NatsEngine> {
     const jsm = await jetstreamManager(nc);
     await ensureJobStreams(jsm, options.queue ?? DEFAULT_JOB_QUEUE);
-    const engine = new NatsEngine(nc, jetstream(nc), jsm, watch, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+    const engine = new NatsEngine(nc, jetstream(nc), jsm, watch, options.log ?? lineLog("engine-jobs"));
     void (async () => {
       for await (const s of nc.status()) if (s.type === "reconnect") engine.#forgetAbandoned();
     })();

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { EmbedJob, embedderToken, type JobLane } from "@attr-rag/contracts";
 import { Code, RemoteError, type NatsConnection } from "@attr-rag/nats";
 import type { NatsEngine } from "./natsEngine.js";
+import { lineLog } from "@attr-rag/telemetry";
 import { someWorkerServes } from "./workerStats.js";
 
 /** The index's own embedder (the index's Embedder, structurally): the fallback, and what this one presents as. */
@@ -39,7 +40,7 @@ export class WorkerEmbedder implements LocalEmbedder {
     private readonly local: LocalEmbedder,
     private readonly engine: NatsEngine,
     private readonly nc: NatsConnection,
-    private readonly log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+    private readonly log: (line: string) => void = lineLog("embedder"),
     private readonly statsWaitMs = 500,
   ) {
     this.id = local.id;
