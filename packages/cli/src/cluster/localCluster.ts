@@ -71,6 +71,8 @@ export interface LocalClusterOptions {
   readonly echo?: (line: string) => void;
   /** Every process serves Prometheus metrics on a free port of its own (--metrics-port 0): see metricsTargets(). */
   readonly metrics?: boolean;
+  /** Every process's log format (--log-format); default: theirs (JSON, as their stderr is a pipe). */
+  readonly logFormat?: "pretty" | "json";
   /** Extra environment of every process (e.g. OTEL_EXPORTER_OTLP_ENDPOINT to export traces). */
   readonly env?: Readonly<Record<string, string>>;
   /** How long to wait for each process to become ready. */
@@ -331,7 +333,8 @@ export class LocalCluster implements AsyncDisposable {
 
   #spawn(name: string, args: readonly string[]): ClusterProcess {
     const metrics = this.options.metrics ? ["--metrics-port", "0"] : [];
-    return ClusterProcess.spawn(name, [...args, ...metrics], {
+    const logs = this.options.logFormat !== undefined ? ["--log-format", this.options.logFormat] : [];
+    return ClusterProcess.spawn(name, [...logs, ...args, ...metrics], {
       detached: this.options.detached ?? false,
       ...(this.options.echo !== undefined ? { echo: this.options.echo } : {}),
       ...(this.options.env !== undefined ? { env: { ...this.options.env } } : {}),

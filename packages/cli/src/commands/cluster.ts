@@ -93,6 +93,8 @@ export function registerClusterCommand(program: Command): void {
         detached: true,
         ...(o.metrics ? { metrics: true } : {}),
         ...(o.quiet ? {} : { echo: (line: string) => process.stderr.write(`${line}\n`) }),
+        // Their output is shown here: readable lines when this is a terminal (or --log-format says so).
+        logFormat: (program.opts().logFormat as "pretty" | "json" | undefined) ?? (process.stderr.isTTY ? "pretty" : "json"),
       });
       // The password a new worker needs goes to a file only its owner reads, never to the terminal or a log.
       const secrets = mkdtempSync(join(tmpdir(), "attr-rag-cluster-secrets-"));
