@@ -11,6 +11,8 @@ struct GreedyPick {
   int32_t token;
   // top-1 minus top-2 logit: how close this step was to a tie (reported where runs diverge).
   float margin;
+  // log softmax at `token`: filled only where a caller asks for it (scoreAnswer's A_full).
+  double logProb = 0;
 };
 
 inline GreedyPick pickGreedy(const float* logits, int32_t nVocab) {

@@ -30,7 +30,21 @@ struct Seq {
   bool done = false;
   std::string text;  // detokenized answer so far, for stop strings
   DraftState draft;
+  // scoreAnswer: once its own answer is done (and A_full is known), the sequence teacher-forces A_full from
+  // forceFrom on: forceLead first (its last row predicts A_full[0]), then A_full's tokens, each row scored.
+  // An occluded sequence's lead is its last prompt token, so its prompt cells are reused, not prefilled again.
+  bool forcePending = false;
+  std::vector<llama_token> forceLead;
+  llama_pos forceFrom = 0;
+  std::vector<float>* forceOut = nullptr;
+  // Speculative: this step's draft is all of A_full from its first token, so its rows are the forced ones.
+  bool forceInDraft = false;
 };
+
+bool finished(const Seq& s) { return s.done && !s.forcePending; }
+
+// Output rows that score A_full carry tag2 = kForceTag + the index of the A_full token they predict.
+constexpr int32_t kForceTag = 1 << 30;
 
 class Scheduler {
  public:
@@ -39,13 +53,20 @@ class Scheduler {
         vocab_(llama_model_get_vocab(llama_get_model(lane.ctx()))),
         nVocab_(llama_vocab_n_tokens(vocab_)),
         req_(req),
-        progress_(progress) {}
+        progress_(progress),
+        score_(req.scoreAnswer) {}
 
   OcclusionResult run() {
     const auto t0 = Clock::now();
     OcclusionResult result;
     result.occluded.resize(req_.occlude.size());
     counters_ = &result.counters;
+    fullTokens_ = &result.full.tokens;
+    if (score_) {
+      result.hasScores = true;
+      scores_ = &result.scores;
+      scores_->occluded.resize(req_.occlude.size());
+    }
     lane_.clear();
     try {
       const std::vector<llama_token> full = fullPromptOf(req_);
@@ -71,8 +92,9 @@ class Scheduler {
     auto t = Clock::now();
     if (req_.hasGivenFull) {
       useGivenFull(result.full);
+      if (score_) forceAlone(full, 0, &scores_->full);
     } else {
-      generateAlone(0, -1, full, result.full);
+      generateAlone(0, -1, full, result.full, nullptr);
     }
     counters_->fullMs = msSince(t);
     t = Clock::now();
@@ -82,27 +104,61 @@ class Scheduler {
       std::vector<llama_token> prompt(full.begin(), full.begin() + blockStartOf(req_, j));
       const auto rest = occludedSuffixOf(req_, j);
       prompt.insert(prompt.end(), rest.begin(), rest.end());
-      generateAlone(0, static_cast<int>(k), prompt, result.occluded[k]);
+      generateAlone(0, static_cast<int>(k), prompt, result.occluded[k], score_ ? &scores_->occluded[k] : nullptr);
       progress_(1, static_cast<int>(k), 0);
     }
+    if (score_) forceEmpty();
     counters_->occludedMs = msSince(t);
     counters_->waves = static_cast<long long>(req_.occlude.size());
   }
 
-  void generateAlone(llama_seq_id id, int index, const std::vector<llama_token>& prompt, SequenceResult& out) {
+  // forceOut: also teacher-force A_full after the prompt once the answer is done (scoreAnswer).
+  void generateAlone(llama_seq_id id, int index, const std::vector<llama_token>& prompt, SequenceResult& out, std::vector<float>* forceOut) {
     Seq s;
     s.id = id;
     s.index = index;
     s.out = &out;
     s.feed = prompt;
+    if (forceOut != nullptr) armForce(s, static_cast<llama_pos>(prompt.size()), forceOut);
     std::vector<Seq*> active{&s};
-    while (!s.done) step(active);
+    while (!finished(s)) step(active);
+  }
+
+  // After its answer, `s` recomputes its last prompt token (at promptEnd - 1) and forces A_full after it.
+  void armForce(Seq& s, llama_pos promptEnd, std::vector<float>* out) {
+    s.forcePending = true;
+    s.forceFrom = promptEnd - 1;
+    s.forceLead.assign(1, s.feed.back());
+    s.forceOut = out;
+  }
+
+  // Teacher-forces A_full after `prompt` on sequence 0 from position `from` (its cells before `from` already
+  // hold prompt[0, from)): one batch, no answer generated.
+  void forceAlone(const std::vector<llama_token>& prompt, llama_pos from, std::vector<float>* out) {
+    Seq f;
+    f.id = 0;
+    f.done = true;
+    f.forcePending = true;
+    f.forceFrom = from;
+    f.forceLead.assign(prompt.begin() + from, prompt.end());
+    f.forceOut = out;
+    std::vector<Seq*> alone{&f};
+    while (!finished(f)) step(alone);
+  }
+
+  // log P(A_full | prompt without any set): sequence 0 keeps the prefix every prompt starts with.
+  void forceEmpty() {
+    std::vector<llama_token> prompt(req_.prefix);
+    prompt.insert(prompt.end(), req_.suffix.begin(), req_.suffix.end());
+    forceAlone(prompt, static_cast<llama_pos>(req_.prefix.size()), &scores_->empty);
+    lane_.seqRm(0, -1, -1);
   }
 
   void useGivenFull(SequenceResult& out) {
     out.tokens = req_.givenFull;
     out.margins.assign(out.tokens.size(), 0.0f);
     out.finish = req_.givenFullEndsWithEog ? Finish::Eog : Finish::Length;
+    fullKnown_ = true;
     draftSource_ = req_.givenFull;
     if (req_.givenFullEndsWithEog) draftSource_.push_back(llama_vocab_eos(vocab_));
   }
@@ -123,6 +179,14 @@ class Scheduler {
     if (req_.hasGivenFull) {
       useGivenFull(result.full);
       s0.done = true;
+      if (score_) {
+        // The prefill also scores A_full under the full prompt; its cells are dropped before the prompt is shared.
+        forceAlone(full, adopted, &scores_->full);
+        lane_.seqRm(0, static_cast<llama_pos>(full.size()), -1);
+        lane_.publishPrefix(0, full);
+        counters_->prefillMs = msSince(t);
+        return runWaves(full, result, s0, Clock::now(), approximate, speculative);
+      }
       // Only the prompt goes into the cache; the occluded sequences copy their prefix from it.
       std::vector<BatchItem> items;
       for (size_t i = static_cast<size_t>(adopted); i < full.size(); i++) items.push_back({full[i], static_cast<llama_pos>(i), 0, false, 0, 0});
@@ -145,8 +209,11 @@ class Scheduler {
       draftSource_ = result.full.tokens;
       if (result.full.finish == Finish::Eog) draftSource_.push_back(fullEog_);
     }
-    counters_->fullMs = msSince(t);
+    runWaves(full, result, s0, t, approximate, speculative);
+  }
 
+  void runWaves(const std::vector<llama_token>& full, OcclusionResult& result, Seq& s0, Clock::time_point t, bool approximate, bool speculative) {
+    counters_->fullMs = msSince(t);
     t = Clock::now();
     const int parallel = chooseParallel();
     std::vector<Seq> seqs(req_.occlude.size());
@@ -169,13 +236,14 @@ class Scheduler {
           sharePrefix(lane_, s.id, s.nPast);
           counters_->tokensReused += s.nPast;
           s.feed = occludedSuffixOf(req_, j);
+          if (score_) armForce(s, s.nPast + static_cast<llama_pos>(s.feed.size()), &scores_->occluded[k]);
         }
         if (speculative) startDraft(s.draft, req_.draftInitial);
         active.push_back(&s);
       }
       if (approximate) attachReused(seqs, start, end, plans);
       counters_->waves++;
-      while (std::any_of(active.begin(), active.end(), [](const Seq* s) { return !s->done; })) step(active);
+      while (std::any_of(active.begin(), active.end(), [](const Seq* s) { return !finished(*s); })) step(active);
       for (size_t k = start; k < end; k++) {
         lane_.seqRm(seqs[k].id, -1, -1);
         progress_(1, static_cast<int>(k), 0);
@@ -183,6 +251,7 @@ class Scheduler {
     }
     std::vector<Seq*> alone{&s0};
     while (!s0.done) step(alone);
+    if (score_) forceEmpty();
     counters_->occludedMs = msSince(t);
   }
 
@@ -228,10 +297,26 @@ class Scheduler {
   void step(std::vector<Seq*>& active, const std::function<void()>& decoded = {}) {
     std::vector<BatchItem> items;
     bool promptOnly = true;
+    bool generating = false;
+    std::vector<Seq*> forcing;
     for (size_t si = 0; si < active.size(); si++) {
       Seq& s = *active[si];
-      if (s.done) continue;
+      if (s.done) {
+        if (s.forcePending && fullKnown_) {
+          addForceRows(s, static_cast<int32_t>(si), items);
+          forcing.push_back(&s);
+        }
+        continue;
+      }
+      generating = true;
       proposeDraft(s.draft, draftSource_, req_.maxTokens - static_cast<int>(s.out->tokens.size()));
+      const size_t w = std::min(draftSource_.size(), static_cast<size_t>(req_.maxTokens));
+      if (s.forcePending && fullKnown_ && s.draft.enabled && s.out->tokens.empty() && w + 1 >= fullTokens_->size()) {
+        // Teacher forcing for free: the first draft (verified as usual) is the whole of A_full.
+        s.draft.tokens.assign(draftSource_.begin(), draftSource_.begin() + static_cast<std::ptrdiff_t>(w));
+        s.forceOut->assign(fullTokens_->size(), 0.0f);
+        s.forceInDraft = true;
+      }
       const std::vector<llama_token>& draft = s.draft.tokens;
       if (!s.feedIsPrompt || !draft.empty()) promptOnly = false;
       llama_pos pos = s.nPast;
@@ -243,7 +328,13 @@ class Scheduler {
       }
       counters_->draftProposed += static_cast<long long>(draft.size());
     }
-    if (items.empty()) return;
+    if (items.empty()) {
+      for (Seq* s : forcing) s->forcePending = false;  // an empty A_full: nothing to score
+      if (forcing.empty() && std::any_of(active.begin(), active.end(), [](const Seq* s) { return !finished(*s); })) {
+        throw std::logic_error("occlusion made no progress: a sequence waits to score A_full that is not generated");
+      }
+      return;
+    }
 
     std::vector<std::vector<GreedyPick>> picks(active.size());
     for (size_t si = 0; si < active.size(); si++) {
@@ -251,9 +342,31 @@ class Scheduler {
     }
     const long long before = stats_.decodeCalls;
     lane_.run(items, [&](const float* logits, const BatchItem& item) {
-      picks[item.tag][item.tag2] = pickGreedy(logits, nVocab_);
+      if (item.tag2 >= kForceTag) {
+        const size_t i = static_cast<size_t>(item.tag2 - kForceTag);
+        (*active[item.tag]->forceOut)[i] = static_cast<float>(logProbOf(logits, nVocab_, (*fullTokens_)[i]));
+        return;
+      }
+      GreedyPick p = pickGreedy(logits, nVocab_);
+      const Seq& s = *active[item.tag];
+      if (score_ && s.index < 0) p.logProb = logProbOf(logits, nVocab_, p.token);
+      if (s.forceInDraft && static_cast<size_t>(item.tag2) < fullTokens_->size()) {
+        (*s.forceOut)[item.tag2] = static_cast<float>(logProbOf(logits, nVocab_, (*fullTokens_)[item.tag2]));
+      }
+      picks[item.tag][item.tag2] = p;
     }, stats_);
-    (promptOnly ? counters_->prefillCalls : counters_->decodeSteps) += stats_.decodeCalls - before;
+    const long long calls = stats_.decodeCalls - before;
+    if (!generating) {
+      counters_->forcedCalls += calls;
+    } else {
+      (promptOnly ? counters_->prefillCalls : counters_->decodeSteps) += calls;
+    }
+    for (Seq* s : forcing) s->forcePending = false;
+    for (Seq* s : active) {
+      if (!s->forceInDraft) continue;
+      s->forceInDraft = false;
+      s->forcePending = false;
+    }
     if (decoded) decoded();
 
     for (size_t si = 0; si < active.size(); si++) {
@@ -300,10 +413,11 @@ class Scheduler {
     if (llama_vocab_is_eog(vocab_, p.token)) {
       if (s.index < 0) fullEog_ = p.token;
       out.finish = Finish::Eog;
-      s.done = true;
+      finish(s);
       return false;
     }
     out.tokens.push_back(p.token);
+    if (s.index < 0 && score_) scores_->full.push_back(static_cast<float>(p.logProb));
     if (s.index < 0) progress_(0, -1, p.token);
     if (!req_.stops.empty()) {
       const size_t before = s.text.size();
@@ -312,17 +426,36 @@ class Scheduler {
         const size_t from = before >= stop.size() ? before - stop.size() + 1 : 0;
         if (s.text.find(stop, from) != std::string::npos) {
           out.finish = Finish::Stop;
-          s.done = true;
+          finish(s);
           return false;
         }
       }
     }
     if (static_cast<int>(out.tokens.size()) >= req_.maxTokens) {
       out.finish = Finish::Length;
-      s.done = true;
+      finish(s);
       return false;
     }
     return true;
+  }
+
+  void finish(Seq& s) {
+    s.done = true;
+    if (s.index < 0) fullKnown_ = true;
+  }
+
+  // Rows that teacher-force A_full on a sequence whose own answer is done (see Seq::forcePending).
+  void addForceRows(Seq& s, int32_t si, std::vector<BatchItem>& items) {
+    const std::vector<llama_token>& a = *fullTokens_;
+    s.forceOut->assign(a.size(), 0.0f);
+    if (a.empty()) return;
+    lane_.seqRm(s.id, s.forceFrom, -1);
+    llama_pos pos = s.forceFrom;
+    for (size_t i = 0; i < s.forceLead.size(); i++) {
+      items.push_back({s.forceLead[i], pos++, s.id, i + 1 == s.forceLead.size(), si, kForceTag});
+    }
+    for (size_t i = 0; i + 1 < a.size(); i++) items.push_back({a[i], pos++, s.id, true, si, kForceTag + static_cast<int32_t>(i + 1)});
+    counters_->forcedRows += static_cast<long long>(a.size());
   }
 
   Lane& lane_;
@@ -334,6 +467,10 @@ class Scheduler {
   OcclusionCounters* counters_ = nullptr;
   std::vector<llama_token> draftSource_;
   llama_token fullEog_ = -1;
+  const bool score_;
+  AnswerScores* scores_ = nullptr;
+  const std::vector<llama_token>* fullTokens_ = nullptr;
+  bool fullKnown_ = false;  // A_full is complete (given, or its sequence finished)
 };
 
 }  // namespace

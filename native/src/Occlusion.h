@@ -48,6 +48,18 @@ struct OcclusionRequest {
   std::vector<std::vector<llama_token>> forced;
   bool hasForced = false;
   bool pairExact = false;
+  // Exact strategies: also teacher-force A_full after every occluded prompt (reusing its KV cells once its own
+  // answer is done), after the full prompt and after the prompt with no sets: per-token log-probabilities for
+  // sentence-level attribution (see AnswerScores).
+  bool scoreAnswer = false;
+};
+
+// log P(A_full[i] | prompt) for every token of A_full, under the full prompt, each occluded prompt (parallel
+// to request.occlude) and the prompt without any set.
+struct AnswerScores {
+  std::vector<float> full;
+  std::vector<std::vector<float>> occluded;
+  std::vector<float> empty;
 };
 
 // A teacher-forced occluded sequence (forced mode): how the approximate cache scores the forced tokens, and,
@@ -76,6 +88,8 @@ struct OcclusionCounters {
   long long decodeSteps = 0;      // llama_decode calls that extend answers (sequential steps)
   long long prefillCalls = 0;     // llama_decode calls that only prefill prompts
   long long waves = 0;
+  long long forcedRows = 0;       // scoreAnswer: rows that teacher-force A_full (not counted as answer tokens)
+  long long forcedCalls = 0;      // scoreAnswer: llama_decode calls that carried only such rows
   double prefillMs = 0, fullMs = 0, occludedMs = 0, totalMs = 0;
 };
 
@@ -85,6 +99,8 @@ struct OcclusionResult {
   double fullLogProb = 0;           // forced mode: Σ log P(givenFull | full prompt)
   std::vector<SequenceResult> occluded;  // parallel to request.occlude
   OcclusionCounters counters;
+  bool hasScores = false;            // scoreAnswer
+  AnswerScores scores;
 };
 
 // Progress: (kind, index, token) with kind 0 = A_full token, 1 = occluded sequence `index` finished.

@@ -104,6 +104,13 @@ OcclusionRequest readOcclusionRequest(const Napi::Object& o, int32_t nVocab) {
     if (!r.hasGivenFull) throw Napi::RangeError::New(env, "forced mode needs givenFull");
     if (r.suffix.empty()) throw Napi::RangeError::New(env, "forced mode needs a non-empty suffix");
   }
+  r.scoreAnswer = o.Get("scoreAnswer").ToBoolean().Value();
+  if (r.scoreAnswer) {
+    if (isApproximate(r.strategy)) throw Napi::RangeError::New(env, "scoreAnswer needs an exact strategy (naive, prefix-shared or speculative)");
+    if (r.hasForced) throw Napi::RangeError::New(env, "scoreAnswer and forced mode do not combine");
+    if (r.suffix.empty()) throw Napi::RangeError::New(env, "scoreAnswer needs a non-empty suffix (the answer header)");
+    if (r.hasGivenFull && r.givenFull.size() > static_cast<size_t>(r.maxTokens)) throw Napi::RangeError::New(env, "scoreAnswer needs maxTokens ≥ the given A_full's length");
+  }
   r.draftInitial = intField(o, "draftInitial", 16);
   r.draftMax = intField(o, "draftMax", 128);
   r.maxParallel = intField(o, "maxParallel", 0);
@@ -149,11 +156,27 @@ Napi::Object occlusionResultToJs(Napi::Env env, const OcclusionResult& r) {
   k.Set("decodeSteps", static_cast<double>(c.decodeSteps));
   k.Set("prefillCalls", static_cast<double>(c.prefillCalls));
   k.Set("waves", static_cast<double>(c.waves));
+  k.Set("forcedRows", static_cast<double>(c.forcedRows));
+  k.Set("forcedCalls", static_cast<double>(c.forcedCalls));
   k.Set("prefillMs", c.prefillMs);
   k.Set("fullMs", c.fullMs);
   k.Set("occludedMs", c.occludedMs);
   k.Set("totalMs", c.totalMs);
   o.Set("counters", k);
+  if (r.hasScores) {
+    const auto floats = [&](const std::vector<float>& v) {
+      Napi::Float32Array a = Napi::Float32Array::New(env, v.size());
+      std::copy(v.begin(), v.end(), a.Data());
+      return a;
+    };
+    Napi::Object sc = Napi::Object::New(env);
+    sc.Set("full", floats(r.scores.full));
+    sc.Set("empty", floats(r.scores.empty));
+    Napi::Array occ2 = Napi::Array::New(env, r.scores.occluded.size());
+    for (size_t i = 0; i < r.scores.occluded.size(); i++) occ2.Set(static_cast<uint32_t>(i), floats(r.scores.occluded[i]));
+    sc.Set("occluded", occ2);
+    o.Set("scores", sc);
+  }
   if (!r.forced.empty()) {
     Napi::Array forced = Napi::Array::New(env, r.forced.size());
     for (size_t i = 0; i < r.forced.size(); i++) {

@@ -72,6 +72,15 @@ export {
 } from "./metrics/index.js";
 export { ATTRIBUTION_METRICS, isAttributionMetric, type AttributionMetric } from "./attribution/attributionMetrics.js";
 export { attributionScores, type AttributionInput, type AttributionTable } from "./attribution/attributionScores.js";
+export { answerSentences, type SentenceSpan } from "./attribution/answerSentences.js";
+export {
+  attributeSentences,
+  DEFAULT_SENTENCE_THRESHOLD,
+  MAX_TOP_SETS,
+  tokenSentences,
+  type AnswerTokenScores,
+  type SentenceAttribution,
+} from "./attribution/sentenceAttribution.js";
 export { CoalitionGame, coalitionOfMask, popcount, type Coalition, type Utility } from "./coalitions/coalitionGame.js";
 export {
   checkCoalitionOptions,

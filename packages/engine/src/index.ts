@@ -49,7 +49,7 @@ export type { ContextHandle } from "./contextHandle.js";
 export { EngineContext, type ContextKind, type ContextOptions, type SchedulerStats } from "./EngineContext.js";
 export type { ForcedOptions, ForcedResult } from "./forced.js";
 export { chooseRegenerated, screeningStrategy, type ScreenOptions, type ScreenResult } from "./screen.js";
-export type { NativeForcedStats as ForcedStats } from "./native/addonTypes.js";
+export type { NativeForcedStats as ForcedStats, NativeAnswerScores as AnswerScores } from "./native/addonTypes.js";
 export {
   APPROXIMATE_STRATEGIES,
   EXACT_STRATEGIES,

@@ -1,7 +1,7 @@
 import type { PromptSegments } from "@attr-rag/core";
 import type { ContextHandle } from "./contextHandle.js";
 import { EngineArgumentError, EngineLimitError } from "./errors.js";
-import type { NativeContext, NativeOcclusionCounters, NativeOcclusionRequest, NativeSequence } from "./native/addonTypes.js";
+import type { NativeAnswerScores, NativeContext, NativeOcclusionCounters, NativeOcclusionRequest, NativeSequence } from "./native/addonTypes.js";
 import { decodeAnswer, type GeneratedSequence } from "./sequenceText.js";
 import { segmentsLength, type TokenSegments } from "./tokenSegments.js";
 
@@ -42,6 +42,12 @@ export interface OcclusionOptions {
   draftMax?: number;
   /** Occluded sequences per wave (default: as many as the context's sequences and KV cells allow). */
   maxParallel?: number;
+  /**
+   * Exact strategies: also teacher-force A_full after every occluded prompt (reusing its KV cells; speculative
+   * verifies A_full as its first draft), after the full prompt and after the prompt without any set, for
+   * sentence-level attribution: `answerScores` in the result.
+   */
+  scoreAnswer?: boolean;
   /** Use this A_full instead of generating it (e.g. when jobs are split across workers). */
   givenFull?: { tokens: Int32Array; endedWithEog: boolean };
   signal?: AbortSignal;
@@ -61,6 +67,8 @@ export interface OcclusionResult {
   occludedBlocks: number[];
   counters: OcclusionCounters;
   strategy: OcclusionStrategy;
+  /** scoreAnswer: log P(A_full[i] | prompt) for every token of full.tokens. */
+  answerScores?: NativeAnswerScores;
 }
 
 export function isTokenSegments(s: PromptSegments | TokenSegments): s is TokenSegments {
@@ -82,6 +90,7 @@ export async function runOcclusion(context: ContextHandle, native: NativeContext
     occludedBlocks: [...request.occlude],
     counters: raw.counters,
     strategy: OCCLUSION_STRATEGIES[request.strategy]!,
+    ...(raw.scores ? { answerScores: raw.scores } : {}),
   };
 }
 
@@ -100,6 +109,15 @@ export function occlusionRequest(context: ContextHandle, native: NativeContext, 
   if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new EngineArgumentError(`maxTokens must be an integer ≥ 1, got ${maxTokens}`);
   const strategy = OCCLUSION_STRATEGIES.indexOf(o.strategy ?? "speculative");
   if (strategy < 0) throw new EngineArgumentError(`unknown strategy "${o.strategy}"; use ${OCCLUSION_STRATEGIES.join(", ")}`);
+  if (o.scoreAnswer) {
+    if (isApproximate(OCCLUSION_STRATEGIES[strategy]!)) {
+      throw new EngineArgumentError(`scoring A_full per token needs an exact strategy (${EXACT_STRATEGIES.join(", ")}), not the approximate ${OCCLUSION_STRATEGIES[strategy]}`);
+    }
+    if (s.suffix.length === 0) throw new EngineArgumentError("scoring A_full per token needs a prompt with a suffix (the answer header)");
+    if (o.givenFull && o.givenFull.tokens.length > maxTokens) {
+      throw new EngineArgumentError(`scoring a given A_full of ${o.givenFull.tokens.length} tokens needs maxTokens ≥ its length (got ${maxTokens}): its KV cells are sized by maxTokens`);
+    }
+  }
   const occlude = o.occlude ?? s.blocks.map((_, i) => i);
   if (new Set(occlude).size !== occlude.length || occlude.some((j) => !Number.isInteger(j) || j < 0 || j >= s.blocks.length)) {
     throw new EngineArgumentError(`occlude must list distinct block indices in [0, ${s.blocks.length}), got [${occlude.join(", ")}]`);
@@ -151,6 +169,7 @@ export function occlusionRequest(context: ContextHandle, native: NativeContext, 
     gapTokens,
     tailTokens,
     ...(o.givenFull ? { givenFull: o.givenFull.tokens, givenFullEndsWithEog: o.givenFull.endedWithEog } : {}),
+    ...(o.scoreAnswer ? { scoreAnswer: true } : {}),
   };
   const cells = native.cellsNeeded(request, 1);
   if (cells > sequenceCells) {

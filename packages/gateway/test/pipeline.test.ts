@@ -1,5 +1,6 @@
-import { AskRequest, Baseline, EngineStrategy, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { AskRequest, Baseline, CitationKind, EngineStrategy, FinishReason, SelectionDecision, type AnswerDelta, type OcclusionProgress, SelectionFlag, SelectionReason, type AskEvent, type AskEventOf } from "@attr-rag/contracts";
 import { RESERVED_CONTEXT_MARK } from "@attr-rag/core";
+import { status } from "@grpc/grpc-js";
 import { basename } from "node:path";
 import { AbortError, ensureSynthModel } from "@attr-rag/engine";
 import { ChunkStore, UseLiteEmbedder } from "@attr-rag/index";
@@ -60,7 +61,7 @@ describe("gateway pipeline (embedded)", () => {
       const sets = ["Weigh 2.00 g of p-aminophenol.", "Add 2.2 mL of acetic anhydride.", "Heat at 85 °C for 15 minutes.", "Once upon a time there was a cat."].map((text, i) => ({ id: String(i), text }));
       const result = await attributeSets(
         runtime,
-        { question: QUESTION, sets, generation: { maxTokens: 20, strategy }, selection: resolveSelection(undefined, runtime.config), attribution: { method: "occlusion" }, includeOccludedAnswers: true, dropSetsThatDoNotFit: false },
+        { question: QUESTION, sets, generation: { maxTokens: 20, strategy }, selection: resolveSelection(undefined, runtime.config), attribution: { method: "occlusion" }, sentences: { enabled: true, threshold: 1 }, includeOccludedAnswers: true, dropSetsThatDoNotFit: false },
         {
           onInitialDelta: (d) => (order.push("delta"), deltas.push(d)),
           onProgress: (p) => (order.push("progress"), progress.push(p)),
@@ -73,8 +74,54 @@ describe("gateway pipeline (embedded)", () => {
       expect(order.lastIndexOf("delta")).toBeLessThan(order.indexOf("progress"));
       expect(progress.map((p) => p.done)).toEqual([1, 2, 3, 4, 4]);
       expect(progress.at(-1)!.finished.map((f) => f.setId)).toEqual(["0", "1", "2", "3"]);
+      // Sentence-level attribution of A_full rides on the same job: every sentence, each set's drop.
+      const sentences = result.table.sentences!;
+      expect(sentences.setIds).toEqual(["0", "1", "2", "3"]);
+      expect(sentences.sentences.length).toBeGreaterThan(0);
+      for (const x of sentences.sentences) {
+        expect(result.initialAnswer.slice(x.start, x.end).trim()).toBe(result.initialAnswer.slice(x.start, x.end));
+        expect(x.drops).toHaveLength(4);
+        expect(x.tokens).toBeGreaterThan(0);
+        expect(x.logProbFull).toBeLessThan(0);
+        expect(x.supported).toBe(x.topSets.length > 0);
+        for (const j of x.topSets) expect(x.drops[j]!).toBeGreaterThan(sentences.threshold);
+      }
     });
   }
+
+  it("pipeline - sentence-level attribution: the final answer against its own blocks, ATTRIBUTION citations of their chunks; off when the request says so", async () => {
+    const run = async (attribution?: Partial<NonNullable<AskRequest["attribution"]>>) => {
+      const events: AskEvent[] = [];
+      await runAsk(runtime, AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 4, mode: 0 }, generation: { maxTokens: 16 }, ...(attribution ? { attribution } : {}) }), (e) => events.push(e), new AbortController().signal);
+      return events;
+    };
+    const events = await run(undefined);
+    const final = stage(events, "finalAnswer");
+    const sentences = final.sentences!;
+    expect(sentences.threshold).toBe(1);
+    expect(sentences.setIds.every((id, i) => id === `[${i + 1}]`)).toBe(true);
+    expect(sentences.sentences.length).toBeGreaterThan(0);
+    for (const x of sentences.sentences) expect(x.drops).toHaveLength(sentences.setIds.length);
+    const cited = final.citations.filter((c) => c.kind === CitationKind.CITATION_KIND_ATTRIBUTION);
+    // Each supported sentence cites; every cited chunk is in the final context.
+    expect(cited.map((c) => c.start)).toEqual(sentences.sentences.filter((x) => x.supported).map((x) => x.start));
+    for (const c of cited) {
+      expect(c.chunkIds.every((id) => final.contextChunkIds.includes(id))).toBe(true);
+      expect(c.score!).toBeGreaterThan(1);
+    }
+    expect(stage(events, "attribution").sentences!.sentences.length).toBeGreaterThan(0);
+
+    // A threshold of 0 makes every set that raised a sentence at all support it.
+    const loose = stage(await run({ sentenceThreshold: 0 }), "finalAnswer").sentences!;
+    expect(loose.threshold).toBe(0);
+    for (const x of loose.sentences) expect(x.supported).toBe(x.drops.some((d) => d > 0));
+
+    const off = await run({ sentences: false });
+    expect(stage(off, "finalAnswer").sentences).toBeUndefined();
+    expect(stage(off, "attribution").sentences).toBeUndefined();
+    expect(stage(off, "finalAnswer").citations.every((c) => c.kind !== CitationKind.CITATION_KIND_ATTRIBUTION)).toBe(true);
+    await expect(run({ sentenceThreshold: -1 })).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
+  });
 
   it("pipeline - screen: the screened sets keep A_full, score α = 0 and are dropped as SCREENED; the counters and warnings say approximate", async () => {
     const events: AskEvent[] = [];

@@ -5,6 +5,7 @@ import type { EngineContext } from "@attr-rag/engine";
 import { engineFailure, invalidJob } from "./jobFailure.js";
 import { jobPrompt } from "./jobPrompt.js";
 import { observedJob } from "./jobTelemetry.js";
+import { tokenOffsets, tokenOffsetsIn } from "./answerTokenScores.js";
 
 export function runLikelihoodJob(ctx: EngineContext, job: LikelihoodJob, signal: AbortSignal, workerId = "local"): Promise<LikelihoodResult> {
   return observedJob("likelihood", ctx, job, () => likelihoodJob(ctx, job, signal, workerId));
@@ -32,6 +33,8 @@ async function likelihoodJob(ctx: EngineContext, job: LikelihoodJob, signal: Abo
     model: job.model ?? "",
     logLikelihoods: scored.totals,
     targetTokens: continuation.length,
+    tokenLogProbs: job.perToken ? scored.logProbs.map((v) => ({ logProbs: Array.from(v) })) : [],
+    tokenOffsets: !job.perToken ? [] : target.$case === "text" ? (tokenOffsetsIn(target.value, ctx.model, continuation) ?? []) : tokenOffsets(ctx.model, continuation),
     counters: {
       promptTokens,
       tokensEvaluated: c.tokensEvaluated,

@@ -13,6 +13,7 @@ import {
   type ScreenResult,
 } from "@attr-rag/engine";
 import { answerToProto, divergence } from "./answers.js";
+import { answerScoresToProto, tokenOffsets, tokenOffsetsIn } from "./answerTokenScores.js";
 import { closingDelta } from "./closingDelta.js";
 import { occlusionCounters } from "./counters.js";
 import type { ProgressListener } from "./engineJobs.js";
@@ -60,6 +61,18 @@ async function occlusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: P
         ? { tokens: Int32Array.from(job.fullAnswerTokens.ids), endedWithEog: true }
         : undefined;
 
+  // Sentence-level attribution scores A_full inside this job, on exact strategies only.
+  const skipped = !job.scoreAnswerTokens
+    ? ""
+    : screen
+      ? "sentence attribution needs an exact strategy; screening runs on an approximate cache"
+      : isApproximate(strategy)
+        ? `sentence attribution needs an exact strategy, not the approximate ${strategy}`
+        : givenFull !== undefined && givenFull.tokens.length > maxTokens
+          ? `sentence attribution scores A_full within max tokens (${maxTokens}); the given A_full has ${givenFull.tokens.length}`
+          : "";
+  const scoreAnswer = job.scoreAnswerTokens && skipped === "";
+
   let sequence = 0;
   const emit = (progress: JobProgress["progress"]) => onProgress({ jobId: job.jobId, sequence: sequence++, progress, workerId, attempt: 0 });
   const emitDelta = (value: AnswerDelta) => emit({ $case: "answerDelta", value });
@@ -95,11 +108,14 @@ async function occlusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: P
   try {
     result = screen
       ? await ctx.screen({ segments: tokens, maxTokens, ...windows, ...hooks, regenerate: screen.regenerate, ...(screen.threshold !== undefined ? { threshold: screen.threshold } : {}), ...(screen.topK !== undefined ? { topK: screen.topK } : {}) })
-      : await ctx.occlude({ segments: tokens, maxTokens, strategy: strategy as OcclusionStrategy, ...windows, ...hooks });
+      : await ctx.occlude({ segments: tokens, maxTokens, strategy: strategy as OcclusionStrategy, ...windows, ...hooks, ...(scoreAnswer ? { scoreAnswer } : {}) });
   } finally {
     closed = true;
   }
   const wallMs = performance.now() - started;
+  // Offsets index the answer as the caller holds it: the given text, or the generated text.
+  const scores = screen ? undefined : (result as EngineResult).answerScores;
+  const offsets = scores === undefined ? undefined : job.fullAnswerText !== undefined ? tokenOffsetsIn(job.fullAnswerText, model, result.full.tokens) : tokenOffsets(model, result.full.tokens);
   const full = answerToProto(result.full);
   // Progress that trailed the result was dropped above: close A_full and finish the count now, so the
   // stream is whole before the result.
@@ -136,5 +152,7 @@ async function occlusionJob(ctx: EngineContext, job: OcclusionJob, onProgress: P
     sequenceCells: ctx.info.sequenceCells,
     initialAnswerMs,
     occlusionMs: Math.max(0, wallMs - initialAnswerMs),
+    ...(scores !== undefined && offsets !== undefined ? { answerScores: answerScoresToProto(offsets, scores) } : {}),
+    answerScoresSkipped: scores !== undefined && offsets === undefined ? "sentence attribution: the given A_full's tokens do not detokenize to its text" : skipped,
   };
 }

@@ -21,6 +21,7 @@ function occlusionJob(overrides: Partial<OcclusionJob> = {}): OcclusionJob {
     deadlineUnixMs: 0,
     streamProgress: true,
     dropSetsThatDoNotFit: false,
+    scoreAnswerTokens: false,
     ...overrides,
   };
 }
@@ -192,7 +193,7 @@ describe("engine jobs", () => {
   it("worker jobs - a likelihood job scores each coalition as the engine does, and bad coalitions are INVALID_ARGUMENT", async () => {
     const target = "Lily and her dog played with a ball.";
     const coalitions = [[0, 1, 2, 3], [1, 2, 3], [0], []];
-    const job = { jobId: "l1", requestId: "r", context: occlusionJob().context, target: { content: { $case: "text" as const, value: target } }, coalitions: coalitions.map((setIndices) => ({ setIndices })), deadlineUnixMs: 0 };
+    const job = { jobId: "l1", requestId: "r", context: occlusionJob().context, target: { content: { $case: "text" as const, value: target } }, coalitions: coalitions.map((setIndices) => ({ setIndices })), deadlineUnixMs: 0, perToken: false };
     const result = await runLikelihoodJob(ctx, job, signal, "w1");
     const tokens = model.tokenizeSegments(buildPromptSegments({ question: QUESTION, sets: SETS }, model.chatTemplate()));
     const targetTokens = model.tokenize(target, { addSpecial: false, parseSpecial: false });

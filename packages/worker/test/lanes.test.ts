@@ -19,6 +19,7 @@ const occlusionJob = (jobId: string, maxTokens: number): OcclusionJob => ({
   deadlineUnixMs: 0,
   streamProgress: false,
   dropSetsThatDoNotFit: false,
+  scoreAnswerTokens: false,
 });
 const generationJob = (jobId: string): GenerationJob => ({ jobId, requestId: jobId, model: MODEL_ID, context: context("Who found the ball?"), generation: { maxTokens: 4, strategy: 0 }, deadlineUnixMs: 0, streamProgress: false });
 

@@ -5,6 +5,7 @@ import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type 
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { JobFailure } from "../src/jobFailure.js";
 import { NatsEngine } from "../src/nats/natsEngine.js";
+import { runOcclusionJob } from "../src/runOcclusionJob.js";
 import { runLikelihoodJob } from "../src/runLikelihoodJob.js";
 import { startWorker, type RunningWorker } from "../src/nats/workerService.js";
 
@@ -27,6 +28,7 @@ function occlusionJob(jobId: string, maxTokens: number): OcclusionJob {
     deadlineUnixMs: 0,
     streamProgress: true,
     dropSetsThatDoNotFit: false,
+    scoreAnswerTokens: false,
   };
 }
 
@@ -95,12 +97,27 @@ describe.skipIf(missing !== undefined)(`engine jobs over JetStream${missing ? ` 
       target: { content: { $case: "text" as const, value: "Tom found a ball." } },
       coalitions: [[0, 1, 2], [0, 2], [1]].map((setIndices) => ({ setIndices })),
       deadlineUnixMs: 0,
+      perToken: true,
     };
     const remote = await engine.likelihood(job, new AbortController().signal);
     const local = await runLikelihoodJob(workers[0]!.ctx, { ...job, jobId: "lik-local" }, new AbortController().signal);
     expect(remote.logLikelihoods).toEqual(local.logLikelihoods);
+    // Per-token log-probabilities (sentence-level attribution of the final answer) travel whole.
+    expect(remote.tokenLogProbs.map((t) => t.logProbs)).toEqual(local.tokenLogProbs.map((t) => t.logProbs));
+    expect(remote.tokenOffsets).toEqual(local.tokenOffsets);
+    expect(remote.tokenLogProbs).toHaveLength(3);
     expect(remote.logLikelihoods).toHaveLength(3);
     expect(["w1", "w2", "w3"]).toContain(remote.workerId);
+  });
+
+  it("worker queue - an occlusion job's sentence scores over NATS are the in-process runner's, number for number", async () => {
+    const job = { ...occlusionJob("occ-sentences", 8), generation: { maxTokens: 8, strategy: 3 }, scoreAnswerTokens: true, streamProgress: false };
+    const remote = await engine.occlude(job, () => {}, new AbortController().signal);
+    const local = await runOcclusionJob(workers[0]!.ctx, { ...job, jobId: "occ-sentences-local" }, () => {}, new AbortController().signal);
+    expect(remote.answerScores).toBeDefined();
+    expect(remote.answerScores).toEqual(local.answerScores);
+    expect(remote.answerScores!.withoutSet).toHaveLength(3);
+    expect(remote.answerScores!.full).toHaveLength(remote.fullAnswer!.tokenIds.length);
   });
 
   it("worker queue - a job for another model is never taken; cancelling it takes it off the queue", async () => {

@@ -136,6 +136,8 @@ export interface NativeOcclusionRequest {
   forced?: Int32Array[];
   /** Forced mode: also force an exact sequence per set and compare next-token distributions. */
   pairExact?: boolean;
+  /** Exact strategies: teacher-force A_full after every prompt too (per-token log-probabilities in `scores`). */
+  scoreAnswer?: boolean;
   draftInitial: number;
   draftMax: number;
   /** Occluded sequences per wave; 0 = as many as fit. */
@@ -160,6 +162,9 @@ export interface NativeOcclusionCounters {
   decodeSteps: number;
   prefillCalls: number;
   waves: number;
+  /** scoreAnswer: rows added only to teacher-force A_full, and llama_decode calls that carried nothing else. */
+  forcedRows: number;
+  forcedCalls: number;
   prefillMs: number;
   fullMs: number;
   occludedMs: number;
@@ -174,6 +179,17 @@ export interface NativeOcclusionResult {
   forced?: NativeForcedStats[];
   /** Forced mode only: Σ log P(givenFull | full prompt). */
   fullLogProb?: number;
+  /** scoreAnswer: log P(A_full[i] | prompt) per token of A_full. */
+  scores?: NativeAnswerScores;
+}
+
+export interface NativeAnswerScores {
+  /** Under the full prompt. */
+  full: Float32Array;
+  /** Under each occluded prompt, parallel to `occlude`. */
+  occluded: Float32Array[];
+  /** Under the prompt without any set. */
+  empty: Float32Array;
 }
 
 export interface NativeForcedStats {

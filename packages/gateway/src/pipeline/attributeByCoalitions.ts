@@ -8,6 +8,7 @@ import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import type { AttributeSetsHooks, AttributeSetsInput, AttributeSetsResult, SetText } from "./attributeSetsTypes.js";
 import { streamGeneration } from "./generateAnswer.js";
 import { likelihoodUtility } from "./likelihoodUtility.js";
+import { sentencesByLikelihood } from "./sentenceAttributions.js";
 import { checkCoalitionLimits, methodToProto } from "./resolveAttribution.js";
 
 /**
@@ -55,6 +56,15 @@ export async function attributeByCoalitions(
   const occlusionMs = scorer.ms();
   const attributionMs = performance.now() - t1 - occlusionMs;
   const table = coalitionTable(methodToProto(options.method), sets, result);
+  // Sentence-level attribution: one more likelihood job (every set, each left out, none), per token.
+  let sentences;
+  if (input.sentences.enabled) {
+    const ids = target.content?.$case === "tokens" ? target.content.value.ids : undefined;
+    const scored = await sentencesByLikelihood(runtime, requestId, input.question, sets, { text: full, ...(ids ? { tokenIds: ids } : {}) }, input.sentences.threshold, signal);
+    if (scored.sentences === undefined) warnings.push(`${scored.why}; attribution.sentences is not set`);
+    sentences = scored.sentences;
+    counters = counters === undefined ? scored.counters : scored.counters === undefined ? counters : addCounters(counters, scored.counters);
+  }
   if (result.lds !== undefined) warnings.push(`contextcite: the surrogate's LDS on held-out ablations is ${result.lds.toFixed(3)}`);
 
   const selected = await runtime.backends.selector.select(
@@ -74,7 +84,7 @@ export async function attributeByCoalitions(
     sets,
     initialAnswer: full,
     outcomes: [],
-    table: selected.attribution!,
+    table: { ...selected.attribution!, ...(sentences ? { sentences } : {}) },
     selection: selected.selection!,
     gapFill: selected.gapFill ?? { gaps: [], addedChunks: [] },
     counters: counters === undefined ? likelihood : addCounters(counters, likelihood),

@@ -13,6 +13,7 @@ import {
   type OcclusionProgress,
   type ScreenOptions,
   type SelectionExplanation,
+  type SentenceAttributions,
 } from "@attr-rag/contracts";
 import { settingsToProto } from "@attr-rag/selector";
 import { addCounters, closingDelta, strategyToProto } from "@attr-rag/worker";
@@ -22,6 +23,7 @@ import { inSpan } from "@attr-rag/telemetry";
 import { attributeCoalitions } from "@attr-rag/core";
 import { attributeByCoalitions, coalitionTable } from "./attributeByCoalitions.js";
 import { likelihoodUtility } from "./likelihoodUtility.js";
+import { sentencesOf } from "./sentenceAttributions.js";
 import type { ResolvedGeneration, ResolvedSelection } from "./resolveAsk.js";
 import type { ResolvedAttribution } from "./resolveAttribution.js";
 import type { AttributeSetsHooks, AttributeSetsInput, AttributeSetsResult, SetText } from "./attributeSetsTypes.js";
@@ -76,6 +78,7 @@ export async function attributeSets(runtime: PipelineRuntime, input: AttributeSe
           streamProgress: true,
           dropSetsThatDoNotFit: input.dropSetsThatDoNotFit,
           ...(input.initialAnswer !== undefined ? { fullAnswerText: input.initialAnswer } : {}),
+          scoreAnswerTokens: input.sentences.enabled,
         },
         onProgress,
         signal,
@@ -98,6 +101,11 @@ export async function attributeSets(runtime: PipelineRuntime, input: AttributeSe
     );
   }
   const full = input.initialAnswer ?? fullAnswer.text;
+  let sentences: SentenceAttributions | undefined;
+  if (input.sentences.enabled) {
+    if (result.answerScores !== undefined) sentences = sentencesOf(full, sets.map((s) => s.id), result.answerScores, input.sentences.threshold);
+    else warnings.push(`${result.answerScoresSkipped || "sentence attribution: the engine returned no scores"}; attribution.sentences is not set`);
+  }
   const outcomes: OcclusionOutcome[] = result.occluded.map((o) => ({
     setIndex: o.setIndex,
     setId: o.setId,
@@ -159,7 +167,7 @@ export async function attributeSets(runtime: PipelineRuntime, input: AttributeSe
     sets,
     initialAnswer: full,
     outcomes,
-    table: { ...selected.attribution!, evaluations: (loglik?.evaluations ?? 0) + sets.length + (input.initialAnswer === undefined ? 1 : 0) },
+    table: { ...selected.attribution!, evaluations: (loglik?.evaluations ?? 0) + sets.length + (input.initialAnswer === undefined ? 1 : 0), ...(sentences ? { sentences } : {}) },
     selection,
     gapFill: selected.gapFill ?? { gaps: [], addedChunks: [] },
     counters,

@@ -2,7 +2,7 @@
 // dispatches to (attributeByCoalitions, likelihoodUtility) can use them without importing attributeSets.
 import type { AnswerDelta, AttributionTable, ChunkSet as ProtoChunkSet, EngineCounters, GapFill, OcclusionOutcome, OcclusionProgress, SelectionExplanation } from "@attr-rag/contracts";
 import type { ResolvedGeneration, ResolvedSelection } from "./resolveAsk.js";
-import type { ResolvedAttribution } from "./resolveAttribution.js";
+import type { ResolvedAttribution, ResolvedSentences } from "./resolveAttribution.js";
 
 export interface SetText {
   readonly id: string;
@@ -19,6 +19,8 @@ export interface AttributeSetsInput {
   selection: ResolvedSelection;
   /** Occlusion (the paper) or a coalition method on the log-likelihood utility. */
   attribution: ResolvedAttribution;
+  /** Sentence-level attribution of A_full (AttributionTable.sentences). */
+  sentences: ResolvedSentences;
   includeOccludedAnswers: boolean;
   /** Use this as A_full instead of generating it. */
   initialAnswer?: string;

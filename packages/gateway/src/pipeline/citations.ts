@@ -1,5 +1,5 @@
 import { CitationKind, type Citation } from "@attr-rag/contracts";
-import { cosineSimilarity } from "@attr-rag/core";
+import { answerSentences, cosineSimilarity, type SentenceSpan as Span } from "@attr-rag/core";
 
 /** Embeds texts with the store's embedder. */
 export type EmbedTexts = (texts: readonly string[], signal: AbortSignal) => Promise<Float32Array[]>;
@@ -15,42 +15,6 @@ export interface AnswerBlock {
 /** Similarity citations below this cosine are not made: the sentence is left uncited. */
 export const MIN_CITATION_SIMILARITY = 0.35;
 const MAX_SENTENCES = 64;
-
-interface Span {
-  start: number;
-  end: number;
-  text: string;
-}
-
-/**
- * Sentences (or lines) of the answer with UTF-16 offsets, whitespace trimmed off their ends. A sentence
- * ends at a newline or at a run of . ! ? followed by whitespace or the end ("2.5 g" does not end one).
- */
-export function answerSentences(text: string): Span[] {
-  const spans: Span[] = [];
-  let start = 0;
-  const close = (end: number) => {
-    const raw = text.slice(start, end);
-    const body = raw.trim();
-    if (body !== "") {
-      const at = start + (raw.length - raw.trimStart().length);
-      spans.push({ start: at, end: at + body.length, text: body });
-    }
-    start = end;
-  };
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (ch === "\n") close(i + 1);
-    else if (".!?".includes(ch)) {
-      let j = i;
-      while (j + 1 < text.length && ".!?".includes(text[j + 1]!)) j++;
-      if (j + 1 === text.length || /\s/.test(text[j + 1]!)) close(j + 1);
-      i = j;
-    }
-  }
-  close(text.length);
-  return spans;
-}
 
 /**
  * Citations of the final answer, only ever to chunks of its own context: a sentence with `[i]` markers cites

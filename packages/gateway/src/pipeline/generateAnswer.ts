@@ -4,6 +4,9 @@ import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import { citeAnswer, type AnswerBlock } from "./citations.js";
 import { engineCall, newJobId, onceBySequence } from "./engineCalls.js";
 import { embed } from "./retrieve.js";
+import type { ResolvedSentences } from "./resolveAttribution.js";
+import { addCounters } from "@attr-rag/worker";
+import { attributionCitations, sentencesByLikelihood } from "./sentenceAttributions.js";
 
 export interface GeneratedAnswer {
   final: FinalAnswer;
@@ -13,7 +16,9 @@ export interface GeneratedAnswer {
 
 /**
  * Step 8 (and the baselines' only generation): a generation job answers from the given blocks with the same
- * prompt layout as attribution, streaming the text through `onDelta`; then the blocks' chunks are cited.
+ * prompt layout as attribution, streaming the text through `onDelta`; then the blocks' chunks are cited: by
+ * sentence-level attribution against the blocks (ATTRIBUTION, unless switched off), by "[i]" markers and by
+ * similarity.
  */
 export async function generateAnswer(
   runtime: PipelineRuntime,
@@ -23,6 +28,7 @@ export async function generateAnswer(
   maxTokens: number,
   onDelta: (delta: AnswerDelta) => void,
   signal: AbortSignal,
+  sentences: ResolvedSentences = { enabled: false, threshold: 0 },
 ): Promise<GeneratedAnswer> {
   const warnings: string[] = [];
   const result = await streamGeneration(runtime, requestId, question, blocks.map((b) => b.text), maxTokens, onDelta, signal);
@@ -32,11 +38,20 @@ export async function generateAnswer(
     blocks = blocks.slice(0, result.setsUsed);
   }
   const citations = await citeAnswer(answer.text, blocks, (texts, s) => embed(runtime, texts, s), signal);
-  return {
-    final: { text: answer.text, citations, contextChunkIds: blocks.flatMap((b) => b.chunkIds) },
-    counters: result.counters!,
-    warnings,
-  };
+  let counters = result.counters!;
+  const final: FinalAnswer = { text: answer.text, citations, contextChunkIds: blocks.flatMap((b) => b.chunkIds) };
+  if (sentences.enabled) {
+    const ids = blocks.map((_, i) => `[${i + 1}]`);
+    const scored = await sentencesByLikelihood(runtime, requestId, question, blocks.map((b, i) => ({ id: ids[i]!, text: b.text })), answer, sentences.threshold, signal);
+    if (scored.counters) counters = addCounters(counters, scored.counters);
+    if (scored.sentences) {
+      final.sentences = scored.sentences;
+      final.citations = [...attributionCitations(scored.sentences, blocks), ...citations].sort((a, b) => a.start - b.start || a.kind - b.kind);
+    } else {
+      warnings.push(`${scored.why}; final_answer.sentences is not set`);
+    }
+  }
+  return { final, counters, warnings };
 }
 
 /** A generation job on the given context blocks, its answer streamed through `onDelta` (closed once). */

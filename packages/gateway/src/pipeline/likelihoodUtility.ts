@@ -32,6 +32,7 @@ export function likelihoodUtility(runtime: PipelineRuntime, requestId: string, q
           target,
           coalitions: coalitions.map((c) => ({ setIndices: [...c] })),
           deadlineUnixMs: 0,
+          perToken: false,
         },
         signal,
       ),

@@ -15,7 +15,7 @@ import { ServiceError } from "@attr-rag/index";
 import type { GatewayConfig, RetrievalModeName, StrategyName } from "../config/gatewayConfig.js";
 import { buildPrompt } from "./buildPrompt.js";
 import { metricFromProto, type SelectionMetric, type SelectionSettings } from "@attr-rag/selector";
-import { resolveAttribution, type ResolvedAttribution } from "./resolveAttribution.js";
+import { resolveAttribution, resolveSentences, type ResolvedAttribution, type ResolvedSentences } from "./resolveAttribution.js";
 import { screenOptionsProblem, strategyNameOf } from "@attr-rag/worker";
 
 /** Selection parameters with every default applied: what the selector receives. */
@@ -47,6 +47,8 @@ export interface ResolvedAsk {
   baselineK: number;
   includeOccludedAnswers: boolean;
   attribution: ResolvedAttribution;
+  /** Sentence-level attribution of A_full and of the final answer. */
+  sentences: ResolvedSentences;
   requestId?: string;
 }
 
@@ -76,6 +78,7 @@ export function resolveAsk(request: AskRequest, config: GatewayConfig): Resolved
     selection: resolveSelection(request.selection, config, attribution.method),
     generation: resolveGeneration(request.generation, config),
     attribution,
+    sentences: resolveSentences(request.attribution),
     baseline,
     baselineK,
     includeOccludedAnswers: request.includeOccludedAnswers,

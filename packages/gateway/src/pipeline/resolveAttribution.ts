@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { AttributionMethod, attributionMethodToJSON, type AttributionOptions } from "@attr-rag/contracts";
-import { checkCoalitionOptions, type CoalitionMethod, type CoalitionOptions } from "@attr-rag/core";
+import { checkCoalitionOptions, DEFAULT_SENTENCE_THRESHOLD, type CoalitionMethod, type CoalitionOptions } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
 
 /** The attribution method of a request with its parameters checked: occlusion, or a coalition method. */
@@ -50,4 +50,19 @@ export function checkCoalitionLimits(options: CoalitionOptions, nSets: number): 
   } catch (err) {
     throw new ServiceError(status.INVALID_ARGUMENT, `attribution: ${(err as Error).message}`);
   }
+}
+
+/** Sentence-level attribution as a request asks for it (on by default). */
+export interface ResolvedSentences {
+  readonly enabled: boolean;
+  /** Nats: a set supports a sentence when leaving it out lowers the sentence's log-probability by more. */
+  readonly threshold: number;
+}
+
+export function resolveSentences(o: AttributionOptions | undefined): ResolvedSentences {
+  const threshold = o?.sentenceThreshold ?? DEFAULT_SENTENCE_THRESHOLD;
+  if (!Number.isFinite(threshold) || threshold < 0 || threshold > 1000) {
+    throw new ServiceError(status.INVALID_ARGUMENT, `attribution.sentence_threshold must be a number of nats in [0, 1000], got ${threshold}`);
+  }
+  return { enabled: o?.sentences ?? true, threshold };
 }

@@ -80,6 +80,7 @@ async function runAttrRag(runtime: PipelineRuntime, ask: ResolvedAsk, sink: Even
       generation: ask.generation,
       selection: ask.selection,
       attribution: ask.attribution,
+      sentences: ask.sentences,
       includeOccludedAnswers: ask.includeOccludedAnswers,
       dropSetsThatDoNotFit: true,
       requestId: sink.requestId,
@@ -102,7 +103,7 @@ async function runAttrRag(runtime: PipelineRuntime, ask: ResolvedAsk, sink: Even
   sink.emit({ $case: "gapFill", value: attributed.gapFill });
 
   const [answer, finalMs] = await timed(() =>
-    generateAnswer(runtime, sink.requestId, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal), "final_answer",
+    generateAnswer(runtime, sink.requestId, ask.question, blocks, ask.generation.maxTokens, (delta) => sink.emit({ $case: "finalAnswerDelta", value: delta }), signal, ask.sentences), "final_answer",
   );
   timings.finalAnswerMs = finalMs;
   warnings.push(...answer.warnings);

@@ -7,7 +7,7 @@ import { attributeSets, type AttributeSetsInput, type SetText } from "./attribut
 import { buildPrompt } from "./buildPrompt.js";
 import { observeAskTimings } from "../metrics/askMetrics.js";
 import { checkQuestion, resolveGeneration, resolveSelection } from "./resolveAsk.js";
-import { checkCoalitionLimits, resolveAttribution } from "./resolveAttribution.js";
+import { checkCoalitionLimits, resolveAttribution, resolveSentences } from "./resolveAttribution.js";
 
 const invalid = (message: string) => new ServiceError(status.INVALID_ARGUMENT, message);
 
@@ -39,6 +39,7 @@ export function prepareAttribute(request: AttributeRequest, config: GatewayConfi
     generation: resolveGeneration(request.generation, config),
     selection: resolveSelection(request.selection, config, attribution.method),
     attribution,
+    sentences: resolveSentences(request.attribution),
     includeOccludedAnswers: request.includeOccludedAnswers,
     // The caller chose these sets: refusing is better than attributing a subset of them.
     dropSetsThatDoNotFit: false,
