@@ -51,6 +51,7 @@ export function demoShortBlock([{ file, data, prefix }]) {
     "```",
     ...stageLines(data, { width: 64 }),
     `${"Answer: …".padEnd(COLUMN)}8. the final answer from the kept sets, with citations`,
+    ...sentenceLines(data, 2),
     table[0],
     table[1],
     ...rows.slice(0, 2).map((l) => (l.length > 140 ? `${l.slice(0, 138).trimEnd()} …` : l)),
@@ -65,6 +66,22 @@ export function demoShortBlock([{ file, data, prefix }]) {
 /** docs/asking.md, first half: every stage line with its step. */
 export function demoProgressBlock([{ data }]) {
   return ["```", ...stageLines(data), "```"].join("\n");
+}
+
+/** The sentence × set table the demo prints after the citations; with `rows`, its title, header and first rows. */
+function sentenceLines(data, rows = Infinity) {
+  const start = data.stdout.findIndex((l) => l.startsWith("Which context block shaped which sentence"));
+  if (start < 0) throw new Error("the demo record has no sentence table on stdout");
+  let end = start + 1;
+  while (end < data.stdout.length && data.stdout[end] !== "") end++;
+  const lines = data.stdout.slice(start, end);
+  if (lines.length <= 2 + rows) return lines;
+  return [...lines.slice(0, 2 + rows).map((l) => (l.length > 140 ? `${l.slice(0, 138).trimEnd()} …` : l)), "  …"];
+}
+
+/** docs/asking.md: which context block shaped which sentence, as printed. */
+export function demoSentencesBlock([{ file, data, prefix }]) {
+  return ["```", ...sentenceLines(data), "```", "", recorded(file, data, prefix)].join("\n");
 }
 
 /** docs/asking.md, second half: the whole attribution table, the warning and the Done line, as printed. */

@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { demoProgressBlock, demoResultBlock, demoShortBlock } from "./demo-transcript.mjs";
+import { demoProgressBlock, demoResultBlock, demoSentencesBlock, demoShortBlock } from "./demo-transcript.mjs";
 import { describeRunRecord } from "./run-provenance.mjs";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
@@ -49,6 +49,8 @@ export const BLOCKS = {
   // Engine threads 1 (a core left for the scraper and the collector, as when they run elsewhere), then 2.
   // and what one scrape and one span cost (tools/bench/telemetry-unit-cost.mjs), the bound on the difference.
   "telemetry-bench": { files: ["telemetry-overhead-stories260K.json", "telemetry-overhead-stories260K-threads2.json", "telemetry-unit-cost.json"], render: telemetryBlock },
+  // Sentence-level attribution's cost in the occlusion stage, on the bench model and stories260K.
+  "sentences-bench": { files: ["sentences-bench-f16.json", "sentences-stories260K.json"], render: sentencesBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
   "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json", "throughput-qwen2-0.5b-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
@@ -57,6 +59,7 @@ export const BLOCKS = {
   "demo-transcript": { files: ["demo-stories260K.json"], render: demoShortBlock },
   "demo-progress": { files: ["demo-stories260K.json"], render: demoProgressBlock },
   "demo-result": { files: ["demo-stories260K.json"], render: demoResultBlock },
+  "demo-sentences": { files: ["demo-stories260K.json"], render: demoSentencesBlock },
 };
 
 /** Reads a result file; `load` can be swapped (tests change numbers to see the check fail). */
@@ -449,6 +452,35 @@ function shardsBlock(results) {
     provenance(results),
   ];
   return lines.join("\n");
+}
+
+function sentencesBlock(results) {
+  const rows = [];
+  const notes = [];
+  for (const { data } of results) {
+    const model = basename(data.model);
+    notes.push(`\`${model}\` (${fixed(data.model_parameters / 1e6, 1)} M parameters): ${data.n_sets} sets, ${thousands(data.prompt_tokens)}-token prompt, ${data.max_tokens} new tokens.`);
+    for (const [strategy, c] of Object.entries(data.sentences)) {
+      rows.push(
+        `| ${model} | ${strategy} | ${fixed(c.without.wall_ms / 1000, 2)} → ${fixed(c.with.wall_ms / 1000, 2)} | **${fixed(c.wall_ratio, 2)}×** | ` +
+          `${thousands(c.without.tokens_evaluated)} → ${thousands(c.with.tokens_evaluated)} (${fixed(c.tokens_ratio, 2)}×) | ` +
+          `${thousands(c.without.decode_steps)} → ${thousands(c.with.decode_steps)} (**${fixed(c.decode_steps_ratio, 2)}×**) | ` +
+          `${thousands(c.without.decode_calls)} → ${thousands(c.with.decode_calls)} (${fixed(c.decode_calls_ratio, 2)}×) | ${c.answers_identical ? "yes" : "NO"} |`,
+      );
+    }
+  }
+  return [
+    ...notes.map((n) => `- ${n}`),
+    "",
+    "| model | strategy | wall s, without → with | wall | rows (tokens evaluated) | decode steps | all llama_decode calls | same answers |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+    "Goal: ≤ 1.3× the occlusion stage's wall time and ≤ 1.05× its decode steps. Decode steps are the calls that extend answers; " +
+      "the other calls prefill prompts or only teacher-force (after each wave of prefix-shared and naive, and the prompt without sets).",
+    "",
+    provenance(results),
+  ].join("\n");
 }
 
 function telemetryBlock(results) {

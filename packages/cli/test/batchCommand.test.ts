@@ -52,12 +52,19 @@ describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
       writeFileSync(join(dir, "defaults.jsonl"), '{"id": "d1", "question": "How do I collect oxygen gas over water?"}\n{"id": "d2", "question": "How do I collect oxygen gas over water?", "max_tokens": 3}\n');
       const run = await runCli(["batch", "submit", join(dir, "defaults.jsonl"), "--server", server.address, "--id", "defaults", "--max-tokens", "5", "--k", "2", "--wait", "--out", join(dir, "defaults.out.jsonl")]);
       expect(run.code, run.stderr).toBe(0);
-      const rows = lines(join(dir, "defaults.out.jsonl")) as unknown as { id: string; status: string; kept_sets: unknown[]; attribution: { rows: unknown[] } }[];
+      const rows = lines(join(dir, "defaults.out.jsonl")) as unknown as { id: string; status: string; answer: string; kept_sets: unknown[]; attribution: { rows: unknown[] }; sentences: { set_ids: string[]; sentences: { text: string; drops: number[] }[] } }[];
       expect(rows.map((r) => r.id).sort()).toEqual(["d1", "d2"]);
       for (const r of rows) {
         expect(r.status).toBe("ok");
         expect(r.kept_sets.length).toBeGreaterThanOrEqual(1);
         expect(r.attribution.rows.length).toBeLessThanOrEqual(2); // --k 2: at most two sets
+        // Rows carry sentence-level attribution of the answer against its blocks.
+        expect(r.answer.trim()).not.toBe("");
+        expect(r.sentences.sentences.length).toBeGreaterThan(0);
+        for (const s of r.sentences.sentences) {
+          expect(r.answer).toContain(s.text);
+          expect(s.drops).toHaveLength(r.sentences.set_ids.length);
+        }
       }
     } finally {
       await server.stop();

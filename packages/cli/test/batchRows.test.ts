@@ -34,15 +34,30 @@ describe("batch rows", () => {
       statusMessage: "",
       question: "Q",
       requestId: "r",
-      finalAnswer: { text: "Heat it [1].", citations: [{ start: 0, end: 12, chunkIds: ["d#0"], kind: 1 }], contextChunkIds: ["d#0"] },
+      finalAnswer: {
+        text: "Heat it [1].",
+        citations: [{ start: 0, end: 12, chunkIds: ["d#0"], kind: 1 }],
+        contextChunkIds: ["d#0"],
+        sentences: { setIds: ["[1]"], threshold: 1, setChunks: [{ chunkIds: ["d#0"] }], sentences: [{ start: 0, end: 12, tokens: 4, logProbFull: -3, logProbNoContext: -9, drops: [5.5], topSets: [0], supported: true }] },
+      },
+      initialAnswer: "Mix. Heat.",
       sets: [{ setId: "d#0-0", docId: "d", firstOrdinal: 0, lastOrdinal: 0, chunks: [{ chunkId: "d#0", ordinal: 0, retrievalRank: 1 }], bestRetrievalRank: 1 }],
-      attribution: { method: 0, metrics: [1, 5], rows: [{ setIndex: 0, setId: "d#0-0", scores: [{ metric: 1, alpha: 0.5 }, { metric: 5, alpha: 0.25 }] }], evaluations: 2 },
+      attribution: {
+        method: 0,
+        metrics: [1, 5],
+        rows: [{ setIndex: 0, setId: "d#0-0", scores: [{ metric: 1, alpha: 0.5 }, { metric: 5, alpha: 0.25 }] }],
+        evaluations: 2,
+        sentences: { setIds: ["d#0-0"], threshold: 1, setChunks: [], sentences: [{ start: 5, end: 10, tokens: 2, logProbFull: -2, logProbNoContext: -2.1, drops: [0.2], topSets: [], supported: false }] },
+      },
       selection: { bestSetId: "d#0-0", sets: [{ setIndex: 0, setId: "d#0-0", decision: 1, reason: 1, reasonText: "kept as S*", votes: 2, argmaxVotes: 2, meanAlpha: 0.375, metricVotes: [] }], cuts: [], flags: [], selectedSetIds: ["d#0-0"], summary: "" },
       done: { timings: { totalMs: 12.5, retrieveMs: 1 }, warnings: ["w"] },
       attempts: 1,
       finishedUnixMs: 5,
     });
-    expect(Object.keys(ok)).toEqual(["id", "question", "status", "answer", "citations", "kept_sets", "attribution", "timings", "counters", "warnings"]);
+    expect(Object.keys(ok)).toEqual(["id", "question", "status", "answer", "citations", "sentences", "kept_sets", "attribution", "timings", "counters", "warnings"]);
+    // Which set shaped which sentence: the final answer's against its blocks, A_full's (its text is the initial answer) against the sets.
+    expect(ok.sentences).toEqual({ set_ids: ["[1]"], threshold: 1, sentences: [{ start: 0, end: 12, text: "Heat it [1].", drops: [5.5], supported_by: ["[1]"], log_prob_full: -3, log_prob_no_context: -9 }] });
+    expect(ok.attribution!.sentences!.sentences).toEqual([{ start: 5, end: 10, text: "Heat.", drops: [0.2], supported_by: [], log_prob_full: -2, log_prob_no_context: -2.1 }]);
     expect(ok).toMatchObject({
       id: "a",
       status: "ok",
@@ -53,7 +68,7 @@ describe("batch rows", () => {
       timings: { total_ms: 12.5, retrieve_ms: 1 },
       warnings: ["w"],
     });
-    const failed = resultRow({ batchId: "b", itemId: "x", index: 1, offset: 1, state: 4, statusCode: 3, statusMessage: "question is empty", question: "", requestId: "", sets: [], attempts: 1, finishedUnixMs: 6 });
-    expect(failed).toMatchObject({ id: "x", status: "INVALID_ARGUMENT", error: "question is empty", answer: "", kept_sets: [], attribution: null });
+    const failed = resultRow({ batchId: "b", itemId: "x", index: 1, offset: 1, state: 4, statusCode: 3, statusMessage: "question is empty", question: "", requestId: "", sets: [], attempts: 1, finishedUnixMs: 6, initialAnswer: "" });
+    expect(failed).toMatchObject({ id: "x", status: "INVALID_ARGUMENT", error: "question is empty", answer: "", kept_sets: [], attribution: null, sentences: null });
   });
 });

@@ -53,6 +53,7 @@ export {
   SentenceAttribution,
   SentenceAttributions,
   SetAttribution,
+  SetChunks,
   attributionMethodFromJSON,
   attributionMethodToJSON,
   attributionMetricFromJSON,

@@ -154,6 +154,53 @@ describe.skipIf(missing !== undefined)(`web console in a real browser (Debian ch
     expect(await page.locator(".chunk.highlight").count()).toBeGreaterThan(0);
   });
 
+  it("console - which set shaped which sentence: clicking a sentence shows its sets' bars, hovering a set lights up the sentences it supports, a heat map row per sentence", async () => {
+    await page.goto(`${gateway.url}/#/ask`);
+    await page.fill("#question", STORY_QUESTION);
+    await page.fill("#k", "4");
+    await page.fill("#max-tokens", "48");
+    // A threshold of 0: every block that made a sentence likelier at all supports it, so hovering has sentences to light.
+    await page.fill("#sentence-threshold", "0");
+    await page.click("#ask");
+    await page.locator("#open-result").waitFor({ state: "visible", timeout: 60_000 });
+    await page.click("#open-result");
+    const view = page.locator("#sa-final");
+    await view.waitFor();
+    const sentences = view.locator("label.sa-s");
+    const n = await sentences.count();
+    expect(n).toBeGreaterThan(1);
+    expect(await view.locator("table.sa-heat tbody tr").count()).toBe(n);
+    const panel = (k: number) => view.locator(`.sa-panel.sa-p${k}`);
+    // The first sentence is picked: its panel shows one bar per block; the others are hidden.
+    const blocks = await view.locator("table.sa-heat thead .sa-set").count();
+    expect(await panel(0).isVisible()).toBe(true);
+    expect(await panel(0).locator(".sa-bar-row").count()).toBe(blocks);
+    expect(await panel(1).isVisible()).toBe(false);
+    await sentences.nth(1).click();
+    expect(await panel(1).isVisible()).toBe(true);
+    expect(await panel(0).isVisible()).toBe(false);
+    // The bar values are the heat map's row, number for number.
+    const barDrops = await panel(1).locator(".sa-value").evaluateAll((els) => els.map((e) => e.getAttribute("data-drop")));
+    const rowDrops = await view.locator("table.sa-heat tbody tr").nth(1).locator("td.sa-cell").evaluateAll((els) => els.map((e) => e.getAttribute("data-drop")));
+    expect(barDrops).toEqual(rowDrops);
+    await page.locator("section#sentences").screenshot({ path: join(SHOTS, "sentences.png") });
+
+    // Hover a block that supports some sentence: exactly those sentences change background.
+    const supported = await sentences.evaluateAll((els) => els.map((e) => Array.from(e.classList, (c) => String(c)).filter((c) => c.startsWith("sa-by-")).map((c) => Number(c.slice(6)))));
+    const j = supported.flat()[0];
+    expect(j, "some sentence is supported by a block at threshold 0").toBeDefined();
+    const backgrounds = () => sentences.evaluateAll((els) => els.map((e) => getComputedStyle(e).backgroundColor));
+    await page.mouse.move(0, 0);
+    const before = await backgrounds();
+    await view.locator(`table.sa-heat thead .sa-set-${j}`).hover();
+    const during = await backgrounds();
+    supported.forEach((sets, k) => {
+      if (k === 1) return; // the picked sentence keeps its own highlight
+      expect(during[k] !== before[k], `sentence ${k} (supported by ${sets.join(",")})`).toBe(sets.includes(j!));
+    });
+    await view.screenshot({ path: join(SHOTS, "sentences-hover.png") });
+  });
+
   it("console - Cancel mid-occlusion ends the stream and frees the engine (0 KV sequences in use)", async () => {
     await page.goto(`${gateway.url}/#/ask`);
     await page.fill("#k", "6");

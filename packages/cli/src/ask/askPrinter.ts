@@ -1,6 +1,7 @@
-import { AskEvent, type AskEventOf } from "@attr-rag/contracts";
+import { AskEvent, CitationKind, type AskEventOf, type Citation } from "@attr-rag/contracts";
 import { isApproximateProto, strategyNameOf } from "@attr-rag/worker";
 import { attributionText } from "./attributionText.js";
+import { sentenceTable } from "./sentenceTable.js";
 
 interface Streams {
   out: NodeJS.WritableStream;
@@ -74,9 +75,12 @@ export class AskPrinter {
     out.write("\nCitations:\n");
     if (final.citations.length === 0) out.write("  (none: no sentence cited a passage or was close enough to one)\n");
     for (const c of final.citations) {
-      out.write(`  "${clip(final.text.slice(c.start, c.end), 60)}" → ${c.chunkIds.join(", ")}${c.score !== undefined ? ` (cosine ${c.score.toFixed(2)})` : " (marker)"}\n`);
+      out.write(`  "${clip(final.text.slice(c.start, c.end), 60)}" → ${c.chunkIds.join(", ")} (${citationHow(c)})\n`);
     }
     out.write(`Context: ${final.contextChunkIds.join(", ")}\n`);
+    if (final.sentences !== undefined && final.sentences.sentences.length > 0) {
+      out.write(`\n${sentenceTable(final.text, final.sentences, "Which context block shaped which sentence")}`);
+    }
     const attribution = this.#last("attribution");
     const selection = this.#last("selection");
     if (attribution !== undefined && selection !== undefined) out.write(`\n${attributionText(attribution, selection)}`);
@@ -104,6 +108,12 @@ export class AskPrinter {
     }
     return undefined;
   }
+}
+
+function citationHow(c: Citation): string {
+  if (c.kind === CitationKind.CITATION_KIND_ATTRIBUTION) return `attribution: ${c.score?.toFixed(2)} nats lost without it`;
+  if (c.kind === CitationKind.CITATION_KIND_SIMILARITY) return `similarity: cosine ${c.score?.toFixed(2)}`;
+  return "marker";
 }
 
 function clip(text: string, n: number): string {

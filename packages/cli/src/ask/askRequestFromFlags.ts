@@ -37,6 +37,9 @@ export interface AskFlags {
   seed?: string;
   betaAlpha?: string;
   betaBeta?: string;
+  /** Commander's --no-sentences: false when given. */
+  sentences?: boolean;
+  sentenceThreshold?: string;
 }
 
 const MODES: Record<string, RetrievalMode> = { dense: RetrievalMode.RETRIEVAL_MODE_DENSE, bm25: RetrievalMode.RETRIEVAL_MODE_BM25, hybrid: RetrievalMode.RETRIEVAL_MODE_HYBRID };
@@ -126,6 +129,8 @@ export function askRequestFromFlags(question: string, f: AskFlags): AskRequest {
       ...(f.seed !== undefined ? { seed: Math.trunc(nonNegative("--seed", f.seed)) } : {}),
       ...(f.betaAlpha !== undefined ? { betaAlpha: positiveNumber("--beta-alpha", f.betaAlpha) } : {}),
       ...(f.betaBeta !== undefined ? { betaBeta: positiveNumber("--beta-beta", f.betaBeta) } : {}),
+      ...(f.sentences === false ? { sentences: false } : {}),
+      ...(f.sentenceThreshold !== undefined ? { sentenceThreshold: nonNegative("--sentence-threshold", f.sentenceThreshold) } : {}),
     },
     includeOccludedAnswers: f.includeOccluded ?? false,
     ...(f.requestId !== undefined ? { requestId: f.requestId } : {}),

@@ -15,6 +15,8 @@ export function addAskRequestOptions(command: Command): Command {
       .option("--seed <n>", "seed of the sampling methods (default 0)")
       .option("--beta-alpha <x>", "beta-shapley: α of the Beta(α, β) weights (default 16)")
       .option("--beta-beta <x>", "beta-shapley: β (default 1)")
+      .option("--no-sentences", "skip sentence-level attribution (which set shaped which sentence; one teacher-forced pass of the answer per set)")
+      .option("--sentence-threshold <nats>", "a set supports a sentence when leaving it out lowers the sentence's log-probability by more than this (default 1.0)")
       .option("--metrics <list>", "selection metrics, comma-separated: cosine, jaccard, rouge1, rouge2, rougeL, rougeLsum, loglik (default the six text metrics; loglik alone with a coalition method)")
       .option("--tau <x>", "selection: elbow threshold (default 0.05)")
       .option("--min-votes <n>", "selection: metrics needed to keep a set (default 3)")

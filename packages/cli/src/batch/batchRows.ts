@@ -30,6 +30,8 @@ export const ROW_FIELDS: Readonly<Record<string, keyof AskFlags>> = {
   seed: "seed",
   beta_alpha: "betaAlpha",
   beta_beta: "betaBeta",
+  sentences: "sentences",
+  sentence_threshold: "sentenceThreshold",
   request_id: "requestId",
 };
 

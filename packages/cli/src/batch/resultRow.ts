@@ -1,6 +1,6 @@
 // One line of a batch's results file: what a pipeline reads back for one item (docs/batches.md).
 import { status } from "@grpc/grpc-js";
-import { citationKindToJSON, selectionReasonToJSON, type BatchItemResult } from "@attr-rag/contracts";
+import { citationKindToJSON, selectionReasonToJSON, type BatchItemResult, type SentenceAttributions } from "@attr-rag/contracts";
 import { metricFromProto } from "@attr-rag/selector";
 import { METHODS } from "../ask/askRequestFromFlags.js";
 
@@ -15,7 +15,9 @@ export interface ResultRow {
   answer: string;
   citations: { start: number; end: number; chunk_ids: string[]; kind: string; score?: number }[];
   kept_sets: { set_id: string; doc_id: string; chunk_ids: string[]; reason: string; reason_text: string }[];
-  attribution: { method: string; metrics: string[]; rows: { set_id: string; alpha: Record<string, number> }[] } | null;
+  /** Sentence-level attribution of the answer against its context blocks ("[1]", "[2]", …); null when off. */
+  sentences: SentenceRows | null;
+  attribution: { method: string; metrics: string[]; rows: { set_id: string; alpha: Record<string, number> }[]; sentences: SentenceRows | null } | null;
   timings: Record<string, number>;
   counters: Record<string, number> | null;
   warnings: string[];
@@ -24,6 +26,29 @@ export interface ResultRow {
 
 const lower = (name: string, prefix: string) => name.replace(prefix, "").toLowerCase();
 const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export interface SentenceRows {
+  set_ids: string[];
+  threshold: number;
+  sentences: { start: number; end: number; text: string; drops: number[]; supported_by: string[]; log_prob_full: number; log_prob_no_context: number }[];
+}
+
+function sentenceRows(text: string, s: SentenceAttributions | undefined): SentenceRows | null {
+  if (s === undefined) return null;
+  return {
+    set_ids: s.setIds,
+    threshold: s.threshold,
+    sentences: s.sentences.map((x) => ({
+      start: x.start,
+      end: x.end,
+      text: text.slice(x.start, x.end),
+      drops: x.drops,
+      supported_by: x.topSets.map((j) => s.setIds[j]!),
+      log_prob_full: x.logProbFull,
+      log_prob_no_context: x.logProbNoContext,
+    })),
+  };
+}
 
 export function resultRow(r: BatchItemResult): ResultRow {
   const sets = new Map(r.sets.map((s) => [s.setId, s]));
@@ -44,6 +69,7 @@ export function resultRow(r: BatchItemResult): ResultRow {
       kind: lower(citationKindToJSON(c.kind), "CITATION_KIND_"),
       ...(c.score !== undefined ? { score: c.score } : {}),
     })),
+    sentences: sentenceRows(r.finalAnswer?.text ?? "", r.finalAnswer?.sentences),
     kept_sets: (r.selection?.sets ?? [])
       .filter((s) => kept.has(s.setId))
       .map((s) => ({
@@ -60,6 +86,8 @@ export function resultRow(r: BatchItemResult): ResultRow {
             method: METHOD_NAMES.get(table.method) ?? "occlusion",
             metrics,
             rows: table.rows.map((row) => ({ set_id: row.setId, alpha: Object.fromEntries(row.scores.map((s, k) => [metrics[k] ?? String(k), s.alpha])) })),
+            // A_full's sentences; its text is the item's initial answer.
+            sentences: sentenceRows(r.initialAnswer, table.sentences),
           },
     timings,
     counters,

@@ -20,6 +20,7 @@ interface BenchOcclusionOptions {
   strategies: string;
   recompute: string;
   screenTopK?: string;
+  sentenceRuns: string;
   corpus?: string;
   contextSize?: string;
   threads?: string;
@@ -61,6 +62,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--strategies <list>", `comma-separated, from ${BENCH_STRATEGIES.join(", ")}; answers are compared only when naive is among them`, OCCLUSION_STRATEGIES.join(","))
     .option("--recompute <list>", "approximate strategies: prompt tokens recomputed before the suffix, one run per value", "0")
     .option("--screen-top-k <n>", "screen: sets regenerated (default ⌈sets / 2⌉)")
+    .option("--sentence-runs <n>", "also time each exact strategy without and with sentence-level attribution, alternately, n times each (0: not measured)", "0")
     .option("--corpus <file>", "corpus.jsonl or a text file to cut sets from (default: the demo corpus)")
     .option("--context-size <n>", "KV cache cells (default: what the workload needs)")
     .option("--threads <n>", "CPU threads (default: all)")
@@ -113,6 +115,7 @@ export function registerBenchCommand(program: Command): void {
           strategies,
           recompute,
           ...(screenTopK !== undefined ? { screenTopK } : {}),
+          sentenceRuns: nonNegativeInt("--sentence-runs", o.sentenceRuns),
           corpus,
           onProgress: (done, total, label) => bar.update(done, total, label),
         });
@@ -146,6 +149,12 @@ export function registerBenchCommand(program: Command): void {
             `${name} (APPROXIMATE, vs ${f.reference}): ${(100 * f.occluded_identical).toFixed(0)} % occluded answers identical, ` +
               `first divergence at step ${f.mean_first_divergence === null ? "–" : f.mean_first_divergence.toFixed(1)}, KL ${f.mean_kl === null ? "–" : f.mean_kl.toFixed(4)}, ` +
               `top-1 ${f.top1_agreement === null ? "–" : `${(100 * f.top1_agreement).toFixed(1)} %`}, |Δα| ${dAlpha}, selection ${f.selection_identical ? "identical" : `differs (Jaccard ${f.kept_jaccard.toFixed(2)})`}${screened}`,
+          );
+        }
+        for (const [name, c] of Object.entries(report.sentences ?? {})) {
+          console.log(
+            `${name} with sentence attribution (median of ${c.runs}): wall ${c.wall_ratio.toFixed(2)}× (${c.without.wall_ms.toFixed(0)} → ${c.with.wall_ms.toFixed(0)} ms), ` +
+              `tokens evaluated ${c.tokens_ratio.toFixed(2)}×, decode steps ${c.decode_steps_ratio.toFixed(2)}×, llama_decode calls ${c.decode_calls_ratio.toFixed(2)}×, answers ${c.answers_identical ? "identical" : "DIFFER"}`,
           );
         }
         const diverged = Object.values(report.strategies).some((s) => !s.approximate && (s.first_divergences ?? []).length > 0);

@@ -7,6 +7,7 @@ import { EXACT_STRATEGIES, isApproximate, OCCLUSION_STRATEGIES, type Approximate
 import type { ScreenResult } from "../screen.js";
 import { measureFidelity, type Fidelity } from "./occlusionFidelity.js";
 import { segmentsLength, type TokenSegments } from "../tokenSegments.js";
+import { measureSentenceCost, type SentenceCost } from "./sentenceCost.js";
 
 export interface OcclusionBenchOptions {
   sets: number;
@@ -24,6 +25,11 @@ export interface OcclusionBenchOptions {
   /** Texts to cut context sets from (in order; consecutive windows of `setTokens` tokens). */
   corpus: readonly string[];
   question?: string;
+  /**
+   * Also measure sentence-level attribution's cost: each exact strategy among `strategies` runs this many
+   * times without and with A_full's per-token scores, alternately (0: not measured).
+   */
+  sentenceRuns?: number;
   /** (done, total, label) after each finished answer. */
   onProgress?: (done: number, total: number, label: string) => void;
 }
@@ -65,6 +71,8 @@ export interface OcclusionBenchReport {
   strategies: Record<string, StrategyReport>;
   /** Largest naive margin at any divergence of an EXACT strategy (0 when every answer matched); null unless naive and another exact strategy ran together. */
   max_divergence_margin: number | null;
+  /** sentenceRuns: per exact strategy, the occlusion stage without and with sentence-level attribution. */
+  sentences?: Record<string, SentenceCost>;
 }
 
 /** Context sets of about `setTokens` tokens each, cut from the corpus at token boundaries. */
@@ -107,7 +115,10 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   );
   const perRun = o.sets + 1;
   const approximateRuns = entries.filter((e) => approximateEntry(e.strategy)).length;
-  const total = perRun * entries.length + approximateRuns + 1;
+  const sentenceRuns = o.sentenceRuns ?? 0;
+  if (!Number.isInteger(sentenceRuns) || sentenceRuns < 0) throw new EngineArgumentError(`sentenceRuns must be an integer ≥ 0, got ${sentenceRuns}`);
+  const sentenceStrategies = sentenceRuns > 0 ? EXACT_STRATEGIES.filter((s) => o.strategies.includes(s)) : [];
+  const total = perRun * entries.length + approximateRuns + 1 + 2 * sentenceRuns * sentenceStrategies.length;
   let done = 0;
   const tick = (label: string) => o.onProgress?.(++done, total, label);
 
@@ -169,6 +180,11 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
       ...(screen ? { regenerated: screen.regenerated.length, screened: screen.screened.length } : {}),
     };
   }
+  let sentences: Record<string, SentenceCost> | undefined;
+  for (const strategy of sentenceStrategies) {
+    sentences ??= {};
+    sentences[strategy] = await measureSentenceCost(ctx, segments, strategy, o.maxTokens, sentenceRuns, () => tick(`${strategy} ± sentences`));
+  }
   return {
     model: model.info.path,
     model_parameters: model.info.nParams,
@@ -178,5 +194,6 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
     single,
     strategies,
     max_divergence_margin: maxMargin,
+    ...(sentences ? { sentences } : {}),
   };
 }

@@ -27,6 +27,9 @@ export class ItemCollector {
       case "aligned":
         r.sets = stage.value.sets;
         break;
+      case "initialAnswerDelta":
+        r.initialAnswer += stage.value.text;
+        break;
       case "attribution":
         r.attribution = stage.value;
         break;

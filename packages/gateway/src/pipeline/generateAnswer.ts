@@ -45,7 +45,7 @@ export async function generateAnswer(
     const scored = await sentencesByLikelihood(runtime, requestId, question, blocks.map((b, i) => ({ id: ids[i]!, text: b.text })), answer, sentences.threshold, signal);
     if (scored.counters) counters = addCounters(counters, scored.counters);
     if (scored.sentences) {
-      final.sentences = scored.sentences;
+      final.sentences = { ...scored.sentences, setChunks: blocks.map((b) => ({ chunkIds: [...b.chunkIds] })) };
       final.citations = [...attributionCitations(scored.sentences, blocks), ...citations].sort((a, b) => a.start - b.start || a.kind - b.kind);
     } else {
       warnings.push(`${scored.why}; final_answer.sentences is not set`);

@@ -16,6 +16,7 @@ export function sentencesOf(text: string, setIds: readonly string[], scores: Ans
   return {
     setIds: [...setIds],
     threshold,
+    setChunks: [],
     sentences: sentences.map((s) => ({
       start: s.start,
       end: s.end,

@@ -8,8 +8,23 @@ function citationTitle(c: Citation): string {
       ? `matched by similarity${c.score === undefined ? "" : ` ${formatFixed(c.score, 3)}`}`
       : c.kind === CitationKind.CITATION_KIND_MARKER
         ? "cited by the model"
-        : "citation";
+        : c.kind === CitationKind.CITATION_KIND_ATTRIBUTION
+          ? `attribution: ${c.score === undefined ? "" : `${formatFixed(c.score, 2)} nats `}lost without it`
+          : "citation";
   return `${how}: ${c.chunkIds.join(", ")}`;
+}
+
+/** Citations of the same span (an ATTRIBUTION and a SIMILARITY one of one sentence) shown as one mark. */
+function mergeSameSpan(citations: readonly Citation[]): { start: number; end: number; chunkIds: string[]; title: string }[] {
+  const bySpan = new Map<string, { start: number; end: number; chunkIds: string[]; titles: string[] }>();
+  for (const c of citations) {
+    const key = `${c.start}:${c.end}`;
+    const entry = bySpan.get(key) ?? { start: c.start, end: c.end, chunkIds: [], titles: [] };
+    for (const id of c.chunkIds) if (!entry.chunkIds.includes(id)) entry.chunkIds.push(id);
+    entry.titles.push(citationTitle(c));
+    bySpan.set(key, entry);
+  }
+  return [...bySpan.values()].map((e) => ({ start: e.start, end: e.end, chunkIds: e.chunkIds, title: e.titles.join("; ") }));
 }
 
 /**
@@ -19,7 +34,7 @@ function citationTitle(c: Citation): string {
  * chunk ids stay visible.
  */
 export function renderCitedText(text: string, citations: readonly Citation[]): string {
-  const ordered = [...citations].sort((a, b) => a.start - b.start || a.end - b.end);
+  const ordered = mergeSameSpan(citations).sort((a, b) => a.start - b.start || a.end - b.end);
   let out = "";
   let cursor = 0;
   for (const c of ordered) {
@@ -28,7 +43,7 @@ export function renderCitedText(text: string, citations: readonly Citation[]): s
     if (end <= start) continue;
     const ids = c.chunkIds.map(escapeHtml);
     out += escapeHtml(text.slice(cursor, start));
-    out += `<mark class="cite" data-chunks="${ids.join(" ")}" title="${escapeHtml(citationTitle(c))}">`;
+    out += `<mark class="cite" data-chunks="${ids.join(" ")}" title="${escapeHtml(c.title)}">`;
     out += `${escapeHtml(text.slice(start, end))}</mark>`;
     out += `<sup class="cite-ids">[${ids.join(", ")}]</sup>`;
     cursor = end;

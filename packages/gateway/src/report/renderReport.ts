@@ -9,6 +9,7 @@ import { collectReportData, type ReportData } from "./reportData.js";
 import { renderRetrievedSection } from "./retrievedSection.js";
 import { renderRunStatsSection } from "./runStatsSection.js";
 import { renderSelectionSection } from "./selectionSection.js";
+import { renderSentencesSection } from "./sentenceSection.js";
 import { REPORT_CSS } from "./styles.js";
 
 export interface ReportInput {
@@ -27,6 +28,7 @@ export interface ReportInput {
 export function renderReportSections(data: ReportData): string {
   return [
     renderAnswerSection(data),
+    renderSentencesSection(data),
     renderAttributionSection(data),
     renderSelectionSection(data),
     renderChunkSetsSection(data),

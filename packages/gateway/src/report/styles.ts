@@ -1,5 +1,7 @@
 // Inline and font-free on purpose: the report is a single file that must look right offline, e-mailed or
 // archived next to the data, so nothing may be fetched.
+import { SENTENCE_CSS } from "./sentenceSection.js";
+
 export const REPORT_CSS = `
 :root { color-scheme: light; }
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1b1b1b; margin: 0 auto; max-width: 1100px; padding: 24px; }
@@ -41,5 +43,6 @@ article.set.dropped { border-left: 6px solid #bbb; }
 .chunk { margin-top: 8px; }
 .chunk-text { white-space: pre-wrap; background: #fafafa; border: 1px solid #eee; padding: 8px; font-size: 0.95em; }
 footer { margin-top: 40px; color: #777; font-size: 0.85em; border-top: 1px solid #ddd; padding-top: 8px; }
+${SENTENCE_CSS}
 @media print { .chart { overflow: visible; } article.set { break-inside: avoid; } }
 `;

@@ -37,6 +37,8 @@ export function askPage(root: HTMLElement, onFinished: () => void): void {
   const method = el("select", { id: "method" }, ...options(METHODS));
   const strategy = el("select", { id: "strategy" }, ...options(STRATEGIES));
   const maxTokens = el("input", { id: "max-tokens", type: "number", min: 1, max: 4096, value: 48 });
+  // Sentence-level attribution: a set supports a sentence above this drop (nats); empty = no sentence attribution.
+  const sentenceThreshold = el("input", { id: "sentence-threshold", type: "number", min: 0, max: 1000, step: 0.1, value: 1 });
   const ask = el("button", { type: "submit", id: "ask" }, "Ask");
   const cancel = el("button", { type: "button", id: "cancel", class: "secondary", disabled: true }, "Cancel");
   const status = el("p", { class: "status", id: "ask-status", role: "status" });
@@ -54,6 +56,7 @@ export function askPage(root: HTMLElement, onFinished: () => void): void {
       el("label", {}, "Attribution method", method),
       el("label", {}, "Engine strategy", strategy),
       el("label", {}, "Max tokens", maxTokens),
+      el("label", { title: "Nats a sentence must lose without a set for the set to support it; empty: no sentence-level attribution" }, "Sentence threshold", sentenceThreshold),
     ),
     el("div", { class: "actions" }, ask, cancel),
   );
@@ -65,7 +68,10 @@ export function askPage(root: HTMLElement, onFinished: () => void): void {
       question: question.value.trim(),
       retrieval: { k: Number(k.value) },
       generation: { maxTokens: Number(maxTokens.value), strategy: Number(strategy.value) },
-      attribution: { method: Number(method.value) },
+      attribution: {
+        method: Number(method.value),
+        ...(sentenceThreshold.value.trim() === "" ? { sentences: false } : { sentenceThreshold: Number(sentenceThreshold.value) }),
+      },
       baseline: mode.value === "attr-rag" ? undefined : { baseline: mode.value === "topk" ? Baseline.BASELINE_TOPK : Baseline.BASELINE_RERANK, k: Number(k.value) },
     });
     void run(request);
