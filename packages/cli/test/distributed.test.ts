@@ -99,7 +99,12 @@ describe.skipIf(missing !== undefined)(`distributed mode (real nats-server, one 
       const [ta, tb] = [first(d, "attribution") as AttributionTable, first(e, "attribution") as AttributionTable];
       expect(ta.rows.map((r) => r.setId)).toEqual(tb.rows.map((r) => r.setId));
       ta.rows.forEach((row, i) => row.scores.forEach((s, k) => expect(Math.abs(s.alpha - tb.rows[i]!.scores[k]!.alpha)).toBeLessThanOrEqual(1e-9)));
+      // Sentence-level attribution of A_full ran inside the workers' occlusion jobs: the same numbers.
+      expect(ta.sentences!.sentences.length).toBeGreaterThan(0);
+      expect(ta.sentences!.sentences.map((x) => [x.start, x.end, x.topSets])).toEqual(tb.sentences!.sentences.map((x) => [x.start, x.end, x.topSets]));
+      ta.sentences!.sentences.forEach((x, i) => x.drops.forEach((dr, j) => expect(Math.abs(dr - tb.sentences!.sentences[i]!.drops[j]!)).toBeLessThanOrEqual(1e-6)));
       expect(first(d, "selection")).toEqual(first(e, "selection"));
+      // The final answer, its citations and its sentences (a likelihood job on a worker) included.
       expect(first(d, "finalAnswer")).toEqual(first(e, "finalAnswer"));
       expect(first(d, "gapFill")).toEqual(first(e, "gapFill"));
       const counters = (events: AskEvent[]) => ({ ...(first(events, "done") as { counters: object }).counters, elapsedMs: 0 });

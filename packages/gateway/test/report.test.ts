@@ -19,6 +19,7 @@ import {
   SetsReranked,
   type AskEventStage,
 } from "@attr-rag/contracts";
+import { answerSentences } from "@attr-rag/core";
 import { describe, expect, it } from "vitest";
 import { alphaScale } from "../src/report/alphaScale.js";
 import { renderReport } from "../src/report/renderReport.js";
@@ -416,6 +417,54 @@ describe("renderReport", () => {
     // Removing the markup gives back the answer text unchanged: nothing lost or duplicated around the spans.
     const answer = /<div class="answer">(.*?)<\/div>/s.exec(html)![1]!;
     expect(unescaped(answer.replace(/<sup class="cite-ids">.*?<\/sup>/g, "").replace(/<[^>]+>/g, ""))).toBe(ANSWER);
+  });
+
+  it("report - which set shaped which sentence: clickable sentences, one bar per block, a heat map with exact drops, hover rules per block; nothing when off", () => {
+    const spans = answerSentences(ANSWER).map(({ start, end }) => ({ start, end }));
+    expect(spans).toHaveLength(3);
+    const drops = [[3.25, -0.5], [0.125, 4.75], [0.25, 0.5]];
+    const events = fullRun();
+    const final = events.find((e) => e.stage?.$case === "finalAnswer")!.stage!.value as FinalAnswer;
+    final.sentences = {
+      setIds: ["[1]", "[2]"],
+      threshold: 1,
+      setChunks: [{ chunkIds: [CHUNKS.polish.id, CHUNKS.rinse.id] }, { chunkIds: [CHUNKS.passivate.id] }],
+      sentences: spans.map((sp, k) => ({ ...sp, tokens: 9, logProbFull: -10 - k, logProbNoContext: -20, drops: drops[k]!, topSets: drops[k]!.flatMap((d, j) => (d > 1 ? [j] : [])), supported: drops[k]!.some((d) => d > 1) })),
+    };
+    const html = render(events);
+    const section = /<section id="sentences">(.*?)<\/section>/s.exec(html)![1]!;
+    expect([...section.matchAll(/<label for="sa-final-(\d+)" class="sa-s sa-s\d+([^"]*)"/g)].map((m) => [m[1], m[2]!.trim()])).toEqual([
+      ["0", "sa-by-0"],
+      ["1", "sa-by-1"],
+      ["2", "sa-unsupported"],
+    ]);
+    expect(section).toContain("unsupported by the retrieved passages");
+    // The answer with the sentence labels removed is the answer.
+    const text = /<div class="answer sa-text">(.*?)<\/div>/s.exec(section)![1]!;
+    expect(unescaped(text.replace(/<[^>]+>/g, ""))).toBe(ANSWER);
+    // Heat map: one row per sentence, the exact drops; bars: one per block in each sentence's panel.
+    const heat = /<table class="sa-heat numeric">(.*?)<\/table>/s.exec(section)![1]!;
+    expect([...heat.matchAll(/data-drop="([^"]+)"/g)].map((m) => Number(m[1]))).toEqual(drops.flat());
+    expect(section.match(/class="sa-bar-row"/g)).toHaveLength(6);
+    expect(section).toContain(`title="${CHUNKS.polish.id}, ${CHUNKS.rinse.id}"`);
+    // CSS only (the report forbids scripts): a rule per sentence panel and per block's hover.
+    for (let k = 0; k < 3; k++) expect(section).toContain(`#sa-final-${k}:checked ~ .sa-panels .sa-p${k} { display: block; }`);
+    for (let j = 0; j < 2; j++) expect(section).toContain(`#sa-final:has(.sa-set-${j}:hover) .sa-by-${j}`);
+    expect(html).not.toMatch(/<script/i);
+    expect(render(fullRun())).not.toContain(`<section id="sentences">`);
+  });
+
+  it("report - an ATTRIBUTION and a SIMILARITY citation of one sentence are one mark naming both", () => {
+    const events = fullRun();
+    const final = events.find((e) => e.stage?.$case === "finalAnswer")!.stage!.value as FinalAnswer;
+    const s2 = final.citations[1]!;
+    final.citations.push({ start: s2.start, end: s2.end, chunkIds: [CHUNKS.passivate.id, CHUNKS.dry.id], kind: CitationKind.CITATION_KIND_ATTRIBUTION, score: 4.5 });
+    const html = render(events);
+    const marks = [...html.matchAll(/<mark class="cite" data-chunks="([^"]*)" title="([^"]*)">/g)];
+    expect(marks).toHaveLength(2);
+    expect(marks[1]![1]).toBe(`${CHUNKS.passivate.id} ${CHUNKS.dry.id}`);
+    expect(marks[1]![2]).toContain("matched by similarity 0.870");
+    expect(marks[1]![2]).toContain("attribution: 4.50 nats lost without it");
   });
 
   it("report - warnings from done are listed", () => {
