@@ -14,10 +14,18 @@ async function alone(ctx: EngineContext, s: TokenSegments, keep: readonly number
   return (await ctx.scoreContinuations({ segments, continuation: answer, coalitions: [keep.map((_, i) => i)] })).logProbs[0]!;
 }
 
+/**
+ * The largest difference of any contiguous span's sum (a sentence is one): twice the largest difference of
+ * the running sums bounds it, so that is what is returned; every single token is such a span too.
+ */
 function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);
   let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  let running = 0;
+  for (let i = 0; i < a.length; i++) {
+    running += a[i]! - b[i]!;
+    m = Math.max(m, Math.abs(a[i]! - b[i]!), 2 * Math.abs(running));
+  }
   return m;
 }
 
