@@ -19,6 +19,15 @@ describe("batch rows", () => {
     });
   });
 
+  it("batch rows - sentence attribution per row: off with sentences false, its threshold; a non-boolean is named", () => {
+    const text = '{"id": "a", "question": "Q", "sentences": false}\n{"id": "b", "question": "Q", "sentence_threshold": 0.5}\n';
+    const [a, b] = batchItemsFromJsonl(text, "rows.jsonl", defaultsFromFlags({ sentences: true })).map((i) => i.request!);
+    expect(a!.attribution).toMatchObject({ sentences: false });
+    expect(b!.attribution!.sentences).toBeUndefined();
+    expect(b!.attribution).toMatchObject({ sentenceThreshold: 0.5 });
+    expect(() => batchItemsFromJsonl('{"id": "c", "question": "Q", "sentences": "no"}\n', "rows.jsonl", {})).toThrow(/rows\.jsonl:1: field "sentences" must be true or false/);
+  });
+
   it("batch rows - every row field is an ask flag, named in snake_case", () => {
     for (const [field, key] of Object.entries(ROW_FIELDS)) expect(field).toBe(key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
   });

@@ -80,10 +80,10 @@ export function batchItemsFromJsonl(text: string, file: string, defaults: AskFla
   });
 }
 
-/** A row value as the flag parser takes it (strings, as typed on a command line; include_occluded a boolean). */
+/** A row value as the flag parser takes it (strings, as typed on a command line; include_occluded and sentences booleans). */
 function flagValue(field: string, v: unknown, fail: (m: string) => CliError): unknown {
-  if (field === "include_occluded") {
-    if (typeof v !== "boolean") throw fail(`field "include_occluded" must be true or false, got ${JSON.stringify(v)}`);
+  if (field === "include_occluded" || field === "sentences") {
+    if (typeof v !== "boolean") throw fail(`field "${field}" must be true or false, got ${JSON.stringify(v)}`);
     return v;
   }
   if (field === "metrics" && Array.isArray(v) && v.every((m) => typeof m === "string")) return v.join(",");
