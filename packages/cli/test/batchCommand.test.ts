@@ -129,6 +129,50 @@ describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
     }
   });
 
+  it("batch - the same 10 questions as an OpenAI-shaped file and as our rows give the same answers; --format openai writes OpenAI Batch output lines", async () => {
+    const ours = rowsFile(dir, "ours10", 10, { max_tokens: 3, k: 2, sentences: false });
+    const openai = join(dir, "openai10.jsonl");
+    writeFileSync(
+      openai,
+      readFileSync(ours, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => {
+          const { id, ...body } = JSON.parse(l) as Record<string, unknown>;
+          return JSON.stringify({ custom_id: id, method: "POST", url: "/v1/ask", body });
+        })
+        .join("\n") + "\n",
+    );
+    const run = async (file: string, id: string, format: string) => {
+      const out = join(dir, `${id}.out.jsonl`);
+      const r = await runCli(["batch", "run", file, "--id", id, "--format", format, "--store", store, "--model", TEST_MODEL, "--out", out, ...ENGINE]);
+      expect(r.code, r.stderr).toBe(0);
+      return readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    };
+    const rows = await run(ours, "rows-10", "rows");
+    const lines = await run(openai, "openai-10", "openai");
+    expect(lines).toHaveLength(10);
+    const answers = new Map(rows.map((r) => [r.id as string, r.answer as string]));
+    for (const line of lines) {
+      // The OpenAI Batch output fields, one by one.
+      expect(Object.keys(line).sort()).toEqual(["custom_id", "error", "id", "response"]);
+      expect(line.id).toMatch(/^batch_req_openai-10_\d+$/);
+      const response = line.response as { status_code: number; request_id: string; body: { id: string; answer: string; status: string } };
+      expect(Object.keys(response).sort()).toEqual(["body", "request_id", "status_code"]);
+      expect(response.status_code).toBe(200);
+      expect(response.request_id).not.toBe("");
+      expect(line.error).toBeNull();
+      expect(response.body.id).toBe(line.custom_id);
+      expect(response.body.status).toBe("ok");
+      expect(response.body.answer).toBe(answers.get(line.custom_id as string));
+    }
+    expect(new Set(lines.map((l) => l.custom_id))).toEqual(new Set(answers.keys()));
+    // A results file holds one format: resuming it with the other is refused, naming the line.
+    const mixed = await runCli(["batch", "run", ours, "--id", "rows-10", "--format", "openai", "--store", store, "--model", TEST_MODEL, "--out", join(dir, "rows-10.out.jsonl"), ...ENGINE]);
+    expect(mixed.code).not.toBe(0);
+    expect(mixed.stderr).toMatch(/line 1 is not a --format openai result line \(no "custom_id"\) \(it holds --format rows lines\)/);
+  });
+
   it("batch - batch run (embedded, no server) stopped mid-way resumes with the same command: every row once, finished rows untouched", async () => {
     const rows = rowsFile(dir, "run", 6, { max_tokens: 6, k: 3 });
     const out = join(dir, "run.out.jsonl");

@@ -1,7 +1,7 @@
 import { AttributionMethod, EngineStrategy, RetrievalMode } from "@attr-rag/contracts";
 import { describe, expect, it } from "vitest";
 import { batchItemsFromJsonl, defaultsFromFlags, ROW_FIELDS } from "../src/batch/batchRows.js";
-import { resultRow } from "../src/batch/resultRow.js";
+import { resultRow } from "@attr-rag/gateway";
 
 describe("batch rows", () => {
   it("batch rows - the command's flags are every row's defaults; a row's own fields win", () => {
@@ -26,6 +26,24 @@ describe("batch rows", () => {
     expect(b!.attribution!.sentences).toBeUndefined();
     expect(b!.attribution).toMatchObject({ sentenceThreshold: 0.5 });
     expect(() => batchItemsFromJsonl('{"id": "c", "question": "Q", "sentences": "no"}\n', "rows.jsonl", {})).toThrow(/rows\.jsonl:1: field "sentences" must be true or false/);
+  });
+
+  it("batch rows - OpenAI Batch input lines are our rows: custom_id is the id, body the fields; a bad method or url names the line", () => {
+    const ours = '{"id": "q1", "question": "Q1", "max_tokens": 7}\n{"id": "q2", "question": "Q2", "k": 3}\n';
+    const openai =
+      '{"custom_id": "q1", "method": "POST", "url": "/v1/ask", "body": {"question": "Q1", "max_tokens": 7}}\n' +
+      '{"custom_id": "q2", "method": "POST", "url": "/v1/ask", "body": {"question": "Q2", "k": 3}}\n';
+    const defaults = defaultsFromFlags({ k: "9" });
+    expect(batchItemsFromJsonl(openai, "in.jsonl", defaults)).toEqual(batchItemsFromJsonl(ours, "rows.jsonl", defaults));
+    // Both shapes may share a file.
+    expect(batchItemsFromJsonl(ours.split("\n")[0] + "\n" + openai.split("\n")[1] + "\n", "mixed.jsonl", defaults).map((i) => i.itemId)).toEqual(["q1", "q2"]);
+    const bad = (line: string) => () => batchItemsFromJsonl(`${ours.split("\n")[0]}\n${line}\n`, "in.jsonl", defaults);
+    expect(bad('{"custom_id": "x", "method": "GET", "url": "/v1/ask", "body": {"question": "Q"}}')).toThrow(/^in\.jsonl:2: field "method" must be "POST".*got "GET"; nothing was submitted$/);
+    expect(bad('{"custom_id": "x", "method": "POST", "url": "/v1/chat/completions", "body": {"question": "Q"}}')).toThrow(/^in\.jsonl:2: field "url" must be "\/v1\/ask".*got "\/v1\/chat\/completions"/);
+    expect(bad('{"custom_id": "x", "method": "POST", "url": "/v1/ask", "body": {"question": "Q", "temperature": 0}}')).toThrow(/^in\.jsonl:2: unknown field "temperature"/);
+    expect(bad('{"custom_id": "", "method": "POST", "url": "/v1/ask", "body": {"question": "Q"}}')).toThrow(/^in\.jsonl:2: field "custom_id" must be a non-empty string/);
+    expect(bad('{"custom_id": "x", "method": "POST", "url": "/v1/ask", "body": "Q"}')).toThrow(/^in\.jsonl:2: field "body" must be an object/);
+    expect(bad('{"custom_id": "x", "method": "POST", "url": "/v1/ask", "body": {"question": "Q"}, "extra": 1}')).toThrow(/^in\.jsonl:2: unknown field "extra" in an OpenAI-shaped line/);
   });
 
   it("batch rows - every row field is an ask flag, named in snake_case", () => {

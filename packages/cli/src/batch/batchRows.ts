@@ -58,7 +58,7 @@ export function batchItemsFromJsonl(text: string, file: string, defaults: AskFla
     const at = `${file}:${line}`;
     const fail = (message: string) => new CliError(`${at}: ${message}; nothing was submitted`);
     if (value === null || typeof value !== "object" || Array.isArray(value)) throw fail(`expected a JSON object, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`);
-    const row = value as Record<string, unknown>;
+    const row = openaiLine(value as Record<string, unknown>, fail);
     const flags: Record<string, unknown> = { ...defaults };
     for (const [field, v] of Object.entries(row)) {
       if (field === "id" || field === "question") continue;
@@ -78,6 +78,28 @@ export function batchItemsFromJsonl(text: string, file: string, defaults: AskFla
       throw fail(rowMessage(err.message));
     }
   });
+}
+
+/** The endpoint an OpenAI-shaped batch line must name (our Ask; the shape is the OpenAI Batch input file's). */
+export const OPENAI_BATCH_URL = "/v1/ask";
+
+/**
+ * A line in the OpenAI Batch input shape, {"custom_id", "method": "POST", "url": "/v1/ask", "body": {question,
+ * …row fields}}, as our row (custom_id is the item id); any other line as it is.
+ */
+function openaiLine(line: Record<string, unknown>, fail: (m: string) => CliError): Record<string, unknown> {
+  // "method" alone is our rows' attribution method: the OpenAI shape is told by its other fields.
+  if (!("custom_id" in line) && !("body" in line) && !("url" in line)) return line;
+  for (const field of Object.keys(line)) {
+    if (!["custom_id", "method", "url", "body"].includes(field)) throw fail(`unknown field "${field}" in an OpenAI-shaped line; it takes custom_id, method, url and body`);
+  }
+  if (line.method !== "POST") throw fail(`field "method" must be "POST" (OpenAI Batch shape), got ${line.method === undefined ? "nothing" : JSON.stringify(line.method)}`);
+  if (line.url !== OPENAI_BATCH_URL) throw fail(`field "url" must be "${OPENAI_BATCH_URL}" (the only endpoint a batch runs), got ${line.url === undefined ? "nothing" : JSON.stringify(line.url)}`);
+  if (typeof line.custom_id !== "string" || line.custom_id === "") throw fail(`field "custom_id" must be a non-empty string, got ${line.custom_id === undefined ? "nothing" : JSON.stringify(line.custom_id)}`);
+  const body = line.body;
+  if (body === null || typeof body !== "object" || Array.isArray(body)) throw fail(`field "body" must be an object with the question and ask fields, got ${JSON.stringify(body)}`);
+  if ("id" in body) throw fail(`field "body" has "id": an OpenAI-shaped line names its item with custom_id`);
+  return { ...(body as Record<string, unknown>), id: line.custom_id };
 }
 
 /** A row value as the flag parser takes it (strings, as typed on a command line; include_occluded and sentences booleans). */

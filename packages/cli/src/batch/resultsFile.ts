@@ -2,8 +2,16 @@
 // half-written last row (a crash mid-write) is cut off on reopening, any other line that is not a row is an
 // error naming it, and an item already in the file is never written again.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import type { BatchItemResult } from "@attr-rag/contracts";
+import { openaiRow, resultRow } from "@attr-rag/gateway";
 import { CliError } from "../cliError.js";
-import type { ResultRow } from "./resultRow.js";
+
+/** Our result rows (docs/batches.md), or the OpenAI Batch output shape. */
+export type ResultsFormat = "rows" | "openai";
+export const RESULTS_FORMATS: readonly ResultsFormat[] = ["rows", "openai"];
+
+/** The field that names a line's item in each format. */
+const KEY: Record<ResultsFormat, "id" | "custom_id"> = { rows: "id", openai: "custom_id" };
 
 export class ResultsFile {
   readonly ids = new Set<string>();
@@ -11,11 +19,15 @@ export class ResultsFile {
   readonly order: string[] = [];
   #fd: number | undefined;
 
-  private constructor(readonly path: string) {}
+  private constructor(
+    readonly path: string,
+    readonly format: ResultsFormat,
+  ) {}
 
-  /** Opens (or creates) the file, reading the ids it already holds. */
-  static open(path: string): ResultsFile {
-    const file = new ResultsFile(path);
+  /** Opens (or creates) the file, reading the item ids it already holds (lines of `format`). */
+  static open(path: string, format: ResultsFormat = "rows"): ResultsFile {
+    const file = new ResultsFile(path, format);
+    const key = KEY[format];
     if (existsSync(path)) {
       let text: string;
       try {
@@ -29,13 +41,18 @@ export class ResultsFile {
       const tail = lines.pop()!;
       lines.forEach((line, i) => {
         if (line.trim() === "") return;
-        let id: unknown;
+        let parsed: Record<string, unknown>;
         try {
-          id = (JSON.parse(line) as { id?: unknown }).id;
+          parsed = JSON.parse(line) as Record<string, unknown>;
         } catch {
           throw new CliError(`--out: ${path} line ${i + 1} is not JSON (${JSON.stringify(line.slice(0, 60))}); fix or remove that line, or pass another file`);
         }
-        if (typeof id !== "string") throw new CliError(`--out: ${path} line ${i + 1} is not a batch result row (no "id"); pass another file`);
+        const id = parsed?.[key];
+        if (typeof id !== "string" || (format === "rows" && "custom_id" in parsed)) {
+          const other = format === "rows" ? "openai" : "rows";
+          const hint = typeof parsed?.[KEY[other]] === "string" ? ` (it holds --format ${other} lines)` : "";
+          throw new CliError(`--out: ${path} line ${i + 1} is not a --format ${format} result line (no "${key}")${hint}; pass another file`);
+        }
         file.ids.add(id);
         file.order.push(id);
       });
@@ -53,12 +70,12 @@ export class ResultsFile {
     return this.order.length;
   }
 
-  /** Appends the row unless its item is already in the file; true when written. */
-  append(row: ResultRow): boolean {
-    if (this.ids.has(row.id)) return false;
-    writeSync(this.#fd!, `${JSON.stringify(row)}\n`);
-    this.ids.add(row.id);
-    this.order.push(row.id);
+  /** Appends the item's line unless the item is already in the file; true when written. */
+  append(r: BatchItemResult): boolean {
+    if (this.ids.has(r.itemId)) return false;
+    writeSync(this.#fd!, `${JSON.stringify(this.format === "openai" ? openaiRow(r) : resultRow(r))}\n`);
+    this.ids.add(r.itemId);
+    this.order.push(r.itemId);
     return true;
   }
 

@@ -9,8 +9,7 @@ import { configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gateway
 import { EMBEDDED_KEYS } from "../commands/ask.js";
 import { batchItemsFromJsonl, defaultsFromFlags } from "./batchRows.js";
 import { finishedOf, progressDetail, stateName } from "./batchProgressText.js";
-import { resultRow } from "./resultRow.js";
-import { ResultsFile } from "./resultsFile.js";
+import { ResultsFile, type ResultsFormat } from "./resultsFile.js";
 import { progressBar } from "../progressBar.js";
 
 export const RUN_KEYS: readonly ConfigKey[] = [...EMBEDDED_KEYS, "stateDir", "batchConcurrency", "maxConcurrentAsks"];
@@ -19,6 +18,8 @@ export interface RunBatchOptions {
   readonly file: string;
   readonly text: string;
   readonly out: string;
+  /** The results file's lines (default our rows). */
+  readonly format?: ResultsFormat;
   readonly id: string | undefined;
   readonly json: boolean;
   readonly options: Record<string, unknown>;
@@ -32,7 +33,7 @@ export async function runBatchEmbedded(o: RunBatchOptions, signal: AbortSignal):
   const say = (line: string) => {
     if (!o.json) process.stderr.write(`attr-rag: ${line}\n`);
   };
-  const out = ResultsFile.open(o.out);
+  const out = ResultsFile.open(o.out, o.format ?? "rows");
   const runtime = await Runtime.open(config, say).catch((err: unknown) => {
     out.close();
     throw gatewayErrorToCli(err);
@@ -58,7 +59,7 @@ export async function runBatchEmbedded(o: RunBatchOptions, signal: AbortSignal):
     const results = (async () => {
       let n = 0;
       for await (const r of store.results(batchId, 0, true, signal)) {
-        if (out.append(resultRow(r)) && ++n % 20 === 0) out.sync();
+        if (out.append(r) && ++n % 20 === 0) out.sync();
       }
       out.sync();
     })();

@@ -8,8 +8,16 @@ import { addAskRequestOptions } from "../ask/askRequestOptions.js";
 import { batchLine, finishedOf, progressDetail, stateName } from "../batch/batchProgressText.js";
 import { batchItemsFromJsonl, defaultsFromFlags } from "../batch/batchRows.js";
 import { RemoteBatches, type BatchServerOptions } from "../batch/remoteBatches.js";
-import { resultRow } from "../batch/resultRow.js";
-import { ResultsFile } from "../batch/resultsFile.js";
+import { RESULTS_FORMATS, ResultsFile, type ResultsFormat } from "../batch/resultsFile.js";
+
+const FORMAT_HELP = "results lines: rows (ours, docs/batches.md) or openai (the OpenAI Batch output shape)";
+
+/** --format, checked. */
+export function resultsFormat(value: unknown): ResultsFormat {
+  const format = (value ?? "rows") as ResultsFormat;
+  if (!RESULTS_FORMATS.includes(format)) throw new CliError(`--format must be ${RESULTS_FORMATS.join(" or ")}, got "${String(value)}"`);
+  return format;
+}
 import { RUN_KEYS, runBatchEmbedded } from "../batch/runBatch.js";
 import { CliError } from "../cliError.js";
 import { addConfigOptions } from "../gatewayCli.js";
@@ -101,7 +109,7 @@ export async function downloadResults(batches: RemoteBatches, batchId: string, o
           checked = true;
           if (r.itemId !== out.order.at(-1)) throw new RestartFromZero();
         }
-        if (out.append(resultRow(r))) written++;
+        if (out.append(r)) written++;
         if (written % 100 === 0) out.sync();
       },
       signal,
@@ -142,10 +150,12 @@ export function registerBatchCommand(program: Command): void {
       .option("--label <text>", "a label to recognise the batch by")
       .option("--wait", "then follow its progress until it ends")
       .option("--out <file.jsonl>", "with --wait: write the results there as they finish")
+      .option("--format <rows|openai>", FORMAT_HELP, "rows")
       .option("--json", "print the batch (and progress, with --wait) as JSON lines"),
   );
-  addAskRequestOptions(submit).action(async (file: string, o: ServerFlags & Record<string, unknown> & { id?: string; label?: string; wait?: boolean; out?: string }) => {
+  addAskRequestOptions(submit).action(async (file: string, o: ServerFlags & Record<string, unknown> & { id?: string; label?: string; wait?: boolean; out?: string; format?: string }) => {
     const server = serverOf(o);
+    const format = resultsFormat(o.format);
     const items = batchItemsFromJsonl(readBatchFile(file), file, defaultsFromFlags(o));
     const batchId = checkId(o.id) ?? `b-${new Date().toISOString().replace(/[-:T]/g, "").slice(0, 14)}-${randomBytes(4).toString("hex")}`;
     if (o.out !== undefined && !o.wait) throw new CliError("--out needs --wait (or read the results later: attr-rag batch results ID --out FILE)");
@@ -171,7 +181,7 @@ export function registerBatchCommand(program: Command): void {
       if (o.json) process.stdout.write(`${JSON.stringify({ ...(batchJson(b) as object), created: created.created })}\n`);
       else printBatch(b, false);
       if (!o.wait) return;
-      const out = o.out !== undefined ? ResultsFile.open(o.out) : undefined;
+      const out = o.out !== undefined ? ResultsFile.open(o.out, format) : undefined;
       try {
         const reading = out !== undefined ? downloadResults(batches, b.batchId, out, true, controller.signal) : Promise.resolve(0);
         const last = await watchWithProgress(`batch ${b.batchId}`, (onBatch) => batches.watch(b.batchId, onBatch, controller.signal), o.json ?? false);
@@ -250,12 +260,14 @@ export function registerBatchCommand(program: Command): void {
       .description("write the batch's results to FILE.jsonl, resuming a partial file (an item is never written twice)")
       .argument("<id>", "batch id")
       .requiredOption("--out <file.jsonl>", "results file (rows as in docs/batches.md)")
+      .option("--format <rows|openai>", FORMAT_HELP, "rows")
       .option("--follow", "keep going until the batch ends"),
-  ).action(async (id: string, o: ServerFlags & { out: string; follow?: boolean }) => {
+  ).action(async (id: string, o: ServerFlags & { out: string; follow?: boolean; format?: string }) => {
+    const format = resultsFormat(o.format);
     const batches = new RemoteBatches(serverOf(o));
     const controller = new AbortController();
     const stop = abortOnSigint(controller);
-    const out = ResultsFile.open(o.out);
+    const out = ResultsFile.open(o.out, format);
     try {
       const before = out.count;
       const written = await downloadResults(batches, checkId(id)!, out, o.follow ?? false, controller.signal);
@@ -274,13 +286,15 @@ export function registerBatchCommand(program: Command): void {
     .argument("<file>", "the batch file (JSON lines)")
     .requiredOption("--out <file.jsonl>", "results file (resumed, never an item twice)")
     .option("--id <id>", "batch id (default: derived from the file and flags, so the same command resumes)")
+    .option("--format <rows|openai>", FORMAT_HELP, "rows")
     .option("--json", "progress as JSON lines on stdout");
   addConfigOptions(addAskRequestOptions(run), RUN_KEYS).action(
-    async (file: string, o: Record<string, unknown> & { out: string; id?: string; json?: boolean }) => {
+    async (file: string, o: Record<string, unknown> & { out: string; id?: string; json?: boolean; format?: string }) => {
+      const format = resultsFormat(o.format);
       const controller = new AbortController();
       const stop = abortOnSigint(controller);
       try {
-        const last = await runBatchEmbedded({ file, text: readBatchFile(file), out: o.out, id: checkId(o.id), json: o.json ?? false, options: o }, controller.signal);
+        const last = await runBatchEmbedded({ file, text: readBatchFile(file), out: o.out, format, id: checkId(o.id), json: o.json ?? false, options: o }, controller.signal);
         process.exitCode = endCode(last);
       } finally {
         stop();

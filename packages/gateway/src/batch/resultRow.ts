@@ -1,11 +1,12 @@
 // One line of a batch's results file: what a pipeline reads back for one item (docs/batches.md).
 import { status } from "@grpc/grpc-js";
 import { citationKindToJSON, selectionReasonToJSON, type BatchItemResult, type SentenceAttributions } from "@attr-rag/contracts";
+import { COALITION_METHODS } from "@attr-rag/core";
 import { metricFromProto } from "@attr-rag/selector";
-import { METHODS } from "../ask/askRequestFromFlags.js";
+import { methodToProto } from "../pipeline/resolveAttribution.js";
 
 /** The --method name of a table's method (the rows speak the command line's language). */
-const METHOD_NAMES = new Map(Object.entries(METHODS).map(([name, proto]) => [proto as number, name]));
+const METHOD_NAMES = new Map((["occlusion", ...COALITION_METHODS] as const).map((name) => [methodToProto(name) as number, name]));
 
 export interface ResultRow {
   id: string;
