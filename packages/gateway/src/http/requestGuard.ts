@@ -24,6 +24,8 @@ export interface Refusal {
 const LARGE_BODY_ROUTES = new Set(["/attr_rag.v1.BatchService/CreateBatch", "/attr_rag.v1.IndexService/IngestDocuments"]);
 /** Our services' routes; health (grpc.health.v1, probed by load balancers) and the console's files need no token. */
 const RPC_ROUTE_PREFIX = "/attr_rag.v1.";
+/** Plain HTTP routes of our own (batch results downloads): the token too. */
+const HTTP_ROUTE_PREFIX = "/v1/";
 
 /**
  * Decides on the request line and headers alone whether a request may go on. A body is read only after this
@@ -48,7 +50,7 @@ export function guardRequest(method: string | undefined, url: string | undefined
   }
   // Every method on an RPC route (Connect also routes GET for side-effect-free methods) but a CORS preflight,
   // which browsers send without credentials.
-  if (method === "OPTIONS" || !path.startsWith(RPC_ROUTE_PREFIX)) return undefined;
+  if (method === "OPTIONS" || !(path.startsWith(RPC_ROUTE_PREFIX) || path.startsWith(HTTP_ROUTE_PREFIX))) return undefined;
   if (o.token !== undefined) {
     const refusal = bearerRefusal(headers.authorization, o.token, "the header");
     if (refusal !== undefined) return { httpStatus: 401, code: "unauthenticated", message: refusal };

@@ -10,6 +10,8 @@ import { applyCors } from "./cors.js";
 import { guardRequest, type Refusal } from "./requestGuard.js";
 import type { ServiceTable } from "./serviceTable.js";
 import { serveStatic } from "./staticFiles.js";
+import type { BatchStore } from "../batch/batchStore.js";
+import { RESULTS_ROUTE, serveResults } from "./resultsDownload.js";
 
 export interface HttpFaceOptions {
   readonly table: ServiceTable;
@@ -27,6 +29,8 @@ export interface HttpFaceOptions {
   readonly authToken?: string;
   /** Without a token: host names, besides loopback ones, that requests may carry (a proxy's name). */
   readonly allowedHosts?: readonly string[];
+  /** Batches whose results GET /v1/batches/{id}/results.jsonl serves (resumable, docs/batches.md). */
+  readonly batches?: BatchStore;
   readonly log: ServiceLog;
 }
 
@@ -78,6 +82,24 @@ export async function startHttpFace(options: HttpFaceOptions): Promise<HttpFace>
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     try {
       if (applyCors(options.corsOrigins ?? [], req, res)) return;
+      const download = options.batches !== undefined ? RESULTS_ROUTE.exec((req.url ?? "/").split("?")[0] ?? "/") : null;
+      if (download !== null) {
+        // Stops reading the store when the client goes away (a dropped download) or the gateway shuts down.
+        const gone = new AbortController();
+        res.once("close", () => gone.abort());
+        const signal = AbortSignal.any([gone.signal, shutdown.signal]);
+        let batchId: string;
+        try {
+          batchId = decodeURIComponent(download[1]!);
+        } catch {
+          return void res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ code: "invalid_argument", message: "the batch id in the path is not valid percent-encoding" }));
+        }
+        void serveResults(req, res, options.batches!, batchId, signal).catch((err: unknown) => {
+          if (!signal.aborted) internalError(res, err, log);
+          else res.destroy();
+        });
+        return;
+      }
       adapter(req, res);
     } catch (err) {
       internalError(res, err, log);

@@ -146,7 +146,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   let http: HttpFace | undefined;
   if (httpPort !== undefined) {
     try {
-      http = await startHttpFace({ table, host, port: httpPort, tls, maxBodyBytes: config.maxMessageBytes, corsOrigins: options.corsOrigins, consoleDir: options.consoleDir, authToken: config.authToken, allowedHosts: options.allowedHosts, log });
+      http = await startHttpFace({ table, host, port: httpPort, tls, maxBodyBytes: config.maxMessageBytes, corsOrigins: options.corsOrigins, consoleDir: options.consoleDir, authToken: config.authToken, allowedHosts: options.allowedHosts, batches, log });
     } catch (err) {
       await shutdown(server, 0);
       await batches.close();
