@@ -1,0 +1,89 @@
+// Which URLs a webhook may call. Only http(s), and never an address inside the network the gateway sits in
+// (loopback, private, link-local such as the cloud metadata service 169.254.169.254, unique-local, multicast,
+// unspecified) unless an allow-list names the host: a webhook must not become a way to reach internal
+// services. Host names are resolved and every address checked, at CreateBatch and again at each delivery,
+// which connects to the address that was checked (a name that re-resolves elsewhere changes nothing).
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
+
+const BLOCKED = new BlockList();
+for (const [net, bits] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const) BLOCKED.addSubnet(net, bits, "ipv4");
+for (const [net, bits] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+] as const) BLOCKED.addSubnet(net, bits, "ipv6");
+
+export function isInternalAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return true;
+  // An IPv4-mapped IPv6 address is the IPv4 address.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped !== null) return BLOCKED.check(mapped[1]!, "ipv4");
+  return BLOCKED.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+export interface WebhookTarget {
+  readonly url: URL;
+  /** The address to connect to (checked), and its family. */
+  readonly address: string;
+  readonly family: 4 | 6;
+}
+
+/** Why `text` cannot be a webhook URL on its face (scheme, form, credentials); undefined when it can. */
+export function webhookUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `webhook_url ${JSON.stringify(text.slice(0, 200))} is not a URL`;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return `webhook_url must be http or https, not ${url.protocol.replace(/:$/, "")}`;
+  if (url.username !== "" || url.password !== "") return "webhook_url must not carry credentials: receivers verify the webhook-signature header instead";
+  if (text.length > 2048) return "webhook_url is longer than 2048 characters";
+  return undefined;
+}
+
+/**
+ * Resolves and checks a webhook URL: the address to call, or an Error saying why not. `allowedHosts` (host
+ * names or addresses, exactly as in the URL) may be internal.
+ */
+export async function resolveWebhookTarget(text: string, allowedHosts: readonly string[]): Promise<WebhookTarget> {
+  const problem = webhookUrlProblem(text);
+  if (problem !== undefined) throw new Error(problem);
+  const url = new URL(text);
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  const allowed = allowedHosts.some((h) => h.toLowerCase() === host);
+  let addresses: { address: string; family: number }[];
+  if (isIP(host) !== 0) addresses = [{ address: host, family: isIP(host) }];
+  else {
+    try {
+      addresses = await lookup(host, { all: true, verbatim: true });
+    } catch (err) {
+      throw new Error(`webhook_url host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  const internal = addresses.filter((a) => isInternalAddress(a.address));
+  if (!allowed && internal.length > 0) {
+    throw new Error(
+      `webhook_url ${host} is ${host === internal[0]!.address ? "" : `${internal[0]!.address}, `}an internal address (loopback, private, link-local or the like); ` +
+        "a webhook may not call into the gateway's own network unless the gateway allows that host (webhookAllowedHosts, serve --webhook-allow-host)",
+    );
+  }
+  const pick = addresses[0]!;
+  return { url, address: pick.address, family: pick.family === 6 ? 6 : 4 };
+}
