@@ -1,0 +1,50 @@
+import { randomBytes, webcrypto } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { parseWebhookSecret, webhookHeaders } from "../src/webhooks/signWebhook.js";
+import { isInternalAddress, resolveWebhookTarget } from "../src/webhooks/webhookTarget.js";
+
+// The building blocks of batch webhooks: Standard Webhooks signatures and the refusal of internal targets.
+describe("webhook signatures and targets", () => {
+  it("webhooks - the signature verifies with an independent HMAC (WebCrypto) over id.timestamp.body; another body does not", async () => {
+    const secret = `whsec_${randomBytes(32).toString("base64")}`;
+    const key = parseWebhookSecret(secret, "test");
+    const body = JSON.stringify({ id: "evt_1", type: "batch.completed", data: { id: "b1" } });
+    const headers = webhookHeaders(key, "evt_1", 1_700_000_000, body);
+    expect(headers["webhook-id"]).toBe("evt_1");
+    expect(headers["webhook-timestamp"]).toBe("1700000000");
+    const [version, signature] = headers["webhook-signature"]!.split(",");
+    expect(version).toBe("v1");
+    const hmac = await webcrypto.subtle.importKey("raw", Buffer.from(secret.slice(6), "base64"), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+    const verify = (text: string) => webcrypto.subtle.verify("HMAC", hmac, Buffer.from(signature!, "base64"), new TextEncoder().encode(text));
+    expect(await verify(`evt_1.1700000000.${body}`)).toBe(true);
+    expect(await verify(`evt_1.1700000000.${body} `)).toBe(false);
+    expect(await verify(`evt_2.1700000000.${body}`)).toBe(false);
+  });
+
+  it("webhooks - a secret is whsec_ and base64 of at least 24 bytes", () => {
+    expect(parseWebhookSecret(`whsec_${Buffer.alloc(24, 7).toString("base64")}`, "f")).toHaveLength(24);
+    expect(parseWebhookSecret(Buffer.alloc(32, 1).toString("base64"), "f")).toHaveLength(32);
+    expect(() => parseWebhookSecret("whsec_c2hvcnQ=", "secret.txt")).toThrow(/^secret\.txt: the webhook signing secret must be .*at least 24 random bytes/);
+    expect(() => parseWebhookSecret("whsec_not base64!", "f")).toThrow(/signing secret/);
+    expect(() => parseWebhookSecret("", "f")).toThrow(/signing secret/);
+  });
+
+  it("webhooks - loopback, private, link-local (the metadata service), unique-local and mapped addresses are internal; public ones are not", () => {
+    for (const a of ["127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.5.4", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "not-an-ip"]) {
+      expect(isInternalAddress(a), a).toBe(true);
+    }
+    for (const a of ["93.184.216.34", "8.8.8.8", "172.32.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8"]) expect(isInternalAddress(a), a).toBe(false);
+  });
+
+  it("webhooks - targets: 127.0.0.1, 169.254.169.254 and localhost are refused unless allowed; only http(s), no credentials in the URL", async () => {
+    await expect(resolveWebhookTarget("http://127.0.0.1:8080/hook", [])).rejects.toThrow(/internal address.*webhookAllowedHosts, serve --webhook-allow-host/);
+    await expect(resolveWebhookTarget("http://169.254.169.254/latest/meta-data", [])).rejects.toThrow(/internal address/);
+    await expect(resolveWebhookTarget("http://[::1]:9/x", [])).rejects.toThrow(/internal address/);
+    await expect(resolveWebhookTarget("http://localhost:9/x", [])).rejects.toThrow(/localhost is (127\.0\.0\.1|::1), an internal address/);
+    expect(await resolveWebhookTarget("http://127.0.0.1:8080/hook", ["127.0.0.1"])).toMatchObject({ address: "127.0.0.1", family: 4 });
+    expect(await resolveWebhookTarget("https://93.184.216.34/hook", [])).toMatchObject({ address: "93.184.216.34" });
+    await expect(resolveWebhookTarget("ftp://93.184.216.34/x", [])).rejects.toThrow(/must be http or https, not ftp/);
+    await expect(resolveWebhookTarget("https://user:pw@93.184.216.34/x", [])).rejects.toThrow(/must not carry credentials/);
+    await expect(resolveWebhookTarget("not a url", [])).rejects.toThrow(/is not a URL/);
+  });
+});
