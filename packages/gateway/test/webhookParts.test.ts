@@ -37,7 +37,7 @@ describe("webhook signatures and targets", () => {
   });
 
   it("webhooks - targets: 127.0.0.1, 169.254.169.254 and localhost are refused unless allowed; only http(s), no credentials in the URL", async () => {
-    await expect(resolveWebhookTarget("http://127.0.0.1:8080/hook", [])).rejects.toThrow(/internal address.*webhookAllowedHosts, serve --webhook-allow-host/);
+    await expect(resolveWebhookTarget("http://127.0.0.1:8080/hook", [])).rejects.toThrow(/internal address.*webhookAllowedHosts, serve --webhook-allowed-hosts/);
     await expect(resolveWebhookTarget("http://169.254.169.254/latest/meta-data", [])).rejects.toThrow(/internal address/);
     await expect(resolveWebhookTarget("http://[::1]:9/x", [])).rejects.toThrow(/internal address/);
     await expect(resolveWebhookTarget("http://localhost:9/x", [])).rejects.toThrow(/localhost is (127\.0\.0\.1|::1), an internal address/);

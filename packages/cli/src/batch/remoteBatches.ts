@@ -30,8 +30,8 @@ export class RemoteBatches {
     this.#client = new BatchServiceClient(o.server, creds, { "grpc.max_send_message_length": -1, "grpc.max_receive_message_length": -1 });
   }
 
-  create(batchId: string, items: readonly BatchItem[], label: string): Promise<CreateBatchResponse> {
-    return this.#unary((cb) => this.#client.createBatch({ batchId, items: [...items], label }, this.#metadata, cb));
+  create(batchId: string, items: readonly BatchItem[], label: string, webhookUrl?: string): Promise<CreateBatchResponse> {
+    return this.#unary((cb) => this.#client.createBatch({ batchId, items: [...items], label, ...(webhookUrl !== undefined ? { webhookUrl } : {}) }, this.#metadata, cb));
   }
 
   async get(batchId: string): Promise<Batch> {

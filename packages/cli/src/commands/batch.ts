@@ -148,12 +148,13 @@ export function registerBatchCommand(program: Command): void {
       .argument("<file>", "the batch file (JSON lines)")
       .option("--id <id>", "the batch id and idempotency key: submitting the same file again returns the same batch (default: a new id)")
       .option("--label <text>", "a label to recognise the batch by")
+      .option("--webhook-url <url>", "POST a signed event there when the batch ends (the gateway needs a webhook signing secret; docs/batches.md)")
       .option("--wait", "then follow its progress until it ends")
       .option("--out <file.jsonl>", "with --wait: write the results there as they finish")
       .option("--format <rows|openai>", FORMAT_HELP, "rows")
       .option("--json", "print the batch (and progress, with --wait) as JSON lines"),
   );
-  addAskRequestOptions(submit).action(async (file: string, o: ServerFlags & Record<string, unknown> & { id?: string; label?: string; wait?: boolean; out?: string; format?: string }) => {
+  addAskRequestOptions(submit).action(async (file: string, o: ServerFlags & Record<string, unknown> & { id?: string; label?: string; wait?: boolean; out?: string; format?: string; webhookUrl?: string }) => {
     const server = serverOf(o);
     const format = resultsFormat(o.format);
     const items = batchItemsFromJsonl(readBatchFile(file), file, defaultsFromFlags(o));
@@ -167,7 +168,7 @@ export function registerBatchCommand(program: Command): void {
       let created;
       for (let attempt = 1; ; attempt++) {
         try {
-          created = await batches.create(batchId, items, o.label ?? "");
+          created = await batches.create(batchId, items, o.label ?? "", o.webhookUrl);
           break;
         } catch (err) {
           const cause = (err as { cause?: { code?: number } }).cause;

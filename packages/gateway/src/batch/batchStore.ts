@@ -10,6 +10,8 @@ export interface NewBatch {
   readonly createdUnixMs: number;
   /** W3C traceparent of the span CreateBatch ran in, when traced: the items' spans link to it. */
   readonly traceparent?: string;
+  /** Called when the batch ends (checked by the caller: http(s), not internal unless allowed). */
+  readonly webhookUrl?: string;
 }
 
 /**

@@ -25,6 +25,7 @@ export function toBatch(o: {
   counts: BatchItemCounts;
   lifecycle: BatchLifecycle;
   throughput: BatchThroughput;
+  webhookUrl?: string;
 }): Batch {
   const ended = o.lifecycle === "completed" || o.lifecycle === "cancelled";
   return Batch.fromPartial({
@@ -38,5 +39,6 @@ export function toBatch(o: {
     ...(!ended && o.throughput.etaSeconds !== undefined ? { etaSeconds: o.throughput.etaSeconds } : {}),
     label: o.label,
     itemsSha256: o.itemsSha256,
+    webhookUrl: o.webhookUrl ?? "",
   });
 }

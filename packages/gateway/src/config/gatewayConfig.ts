@@ -88,6 +88,15 @@ export interface GatewayConfig {
   natsToken?: string;
   natsNkey?: string;
   natsTlsCa?: string;
+  /** Batch webhooks: the Standard Webhooks signing secret ("whsec_…"), or a file holding it. Without one, CreateBatch refuses webhook_url. */
+  webhookSecret?: string;
+  webhookSecretFile?: string;
+  /** Comma-separated hosts (as written in URLs) a webhook may call although they are internal (loopback, private, link-local). */
+  webhookAllowedHosts?: string;
+  /** Seconds a webhook delivery is retried (exponential backoff) before it is given up. */
+  webhookRetryFor: number;
+  /** First retry delay in milliseconds; it doubles after each failure, up to ten minutes. */
+  webhookBackoffMs: number;
 }
 
 export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
@@ -118,6 +127,8 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
   batchAckWait: 30,
   maxBatchItems: 100_000,
   maxMessageBytes: 64 * 1024 * 1024,
+  webhookRetryFor: 86_400,
+  webhookBackoffMs: 1_000,
 };
 
 /** maxConcurrentAsks when distributed and not configured: enough that the workers, not the gateway, are the limit. */

@@ -58,6 +58,11 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   natsToken: { type: "string", help: "NATS token" },
   natsNkey: { type: "string", help: "file holding a NATS nkey seed" },
   natsTlsCa: { type: "string", help: "PEM CA certificate: connect to NATS with TLS" },
+  webhookSecret: { type: "string", help: "batch webhooks: the Standard Webhooks signing secret (whsec_…); prefer the env variable or webhookSecretFile" },
+  webhookSecretFile: { type: "string", help: "batch webhooks: a file holding the signing secret" },
+  webhookAllowedHosts: { type: "string", help: "batch webhooks: comma-separated hosts a webhook may call although they are internal (loopback, private, link-local)" },
+  webhookRetryFor: { type: "int", min: 1, max: 30 * 86_400, help: "batch webhooks: seconds a delivery is retried before it is given up" },
+  webhookBackoffMs: { type: "int", min: 10, max: 600_000, help: "batch webhooks: first retry delay in ms, doubling up to ten minutes" },
 };
 
 /** `maxTokens` → `ATTR_RAG_MAX_TOKENS`. */

@@ -16,6 +16,9 @@ import { createIndexServiceImplementation, createIndexServiceOverNats, DEFAULT_I
 import { HealthImplementation } from "grpc-health-check";
 import { BatchRunner } from "../batch/BatchRunner.js";
 import type { BatchStore } from "../batch/batchStore.js";
+import { SqliteBatchStore } from "../batch/sqlite/SqliteBatchStore.js";
+import { WebhookDeliverer } from "../webhooks/WebhookDeliverer.js";
+import { webhookSetup } from "../webhooks/webhookSetup.js";
 import { openBatchStore } from "../batch/openBatchStore.js";
 import { MAX_AUTO_BATCH_CONCURRENCY, WorkerBasedConcurrency } from "../batch/workerBasedConcurrency.js";
 import { batchConcurrencyOf } from "../config/gatewayConfig.js";
@@ -120,8 +123,13 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   // One implementation of each service, served on the gRPC port and (bridged) on the HTTP port.
   const table = new ServiceTable();
   table.addService(AttrRagServiceService, { ask: askHandler(ctx), attribute: attributeHandler(ctx) });
+  const webhooks = webhookSetup(config, runtime.nats !== undefined);
   const batches = await openBatchStore(runtime, log);
-  table.addService(BatchServiceService, withBearer(batchServiceImplementation({ store: batches, maxBatchItems: config.maxBatchItems, log }), config.authToken));
+  table.addService(
+    BatchServiceService,
+    withBearer(batchServiceImplementation({ store: batches, maxBatchItems: config.maxBatchItems, webhooks: "unavailable" in webhooks ? webhooks : { allowedHosts: webhooks.allowedHosts }, log }), config.authToken),
+  );
+
   table.addService(ClusterServiceService, withBearer(clusterServiceImplementation(runtime, admission, log), config.authToken));
   // IndexService at the same address in both modes: embedded over the store here, distributed forwarded to
   // the index over NATS.
@@ -161,6 +169,11 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
       ? new BatchRunner({ queue: batches.queue, pipeline: runtime.batchPipeline, concurrency, maxConcurrency: auto !== undefined ? MAX_AUTO_BATCH_CONCURRENCY : undefined, log }).start()
       : undefined;
 
+  // Embedded: events queued in batches.sqlite as batches end, delivered from there (after a restart too).
+  const deliverer =
+    "key" in webhooks && batches instanceof SqliteBatchStore
+      ? new WebhookDeliverer({ outbox: batches, key: webhooks.key, allowedHosts: webhooks.allowedHosts, retryForMs: config.webhookRetryFor * 1000, backoffMs: config.webhookBackoffMs, log }).start()
+      : undefined;
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -169,7 +182,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
       // Running batch items go back to the queue unfinished; the next runner (here after a restart, or another gateway) runs them.
       auto?.close();
       await batchRunner?.stop();
-      await Promise.all([shutdown(server, shutdownGraceMs), http?.close(shutdownGraceMs)]);
+      await Promise.all([shutdown(server, shutdownGraceMs), http?.close(shutdownGraceMs), deliverer?.stop()]);
       await batches.close();
       if (disposeRuntime) await runtime.dispose();
     })();

@@ -81,7 +81,7 @@ export async function resolveWebhookTarget(text: string, allowedHosts: readonly 
   if (!allowed && internal.length > 0) {
     throw new Error(
       `webhook_url ${host} is ${host === internal[0]!.address ? "" : `${internal[0]!.address}, `}an internal address (loopback, private, link-local or the like); ` +
-        "a webhook may not call into the gateway's own network unless the gateway allows that host (webhookAllowedHosts, serve --webhook-allow-host)",
+        "a webhook may not call into the gateway's own network unless the gateway allows that host (webhookAllowedHosts, serve --webhook-allowed-hosts)",
     );
   }
   const pick = addresses[0]!;

@@ -12,6 +12,8 @@ import { migrateBatches } from "./batchSchema.js";
 import { batchRowView, type BatchRow } from "./batchRowView.js";
 import { SqliteBatchQueue } from "./SqliteBatchQueue.js";
 import { batchConflict } from "../batchConflict.js";
+import { batchEndedBody, batchEndedEventId, batchEndedType } from "../../webhooks/batchEndedEvent.js";
+import type { WebhookEvent, WebhookOutbox } from "../../webhooks/webhookOutbox.js";
 
 export const BATCHES_FILE = "batches.sqlite";
 
@@ -28,9 +30,10 @@ export const MAX_ITEM_ATTEMPTS = 10;
  * (batches.lock); on open, items a dead process was running go back to the queue (or, started
  * MAX_ITEM_ATTEMPTS times, end FAILED), and a cancel it did not finish is finished.
  */
-export class SqliteBatchStore implements BatchStore {
+export class SqliteBatchStore implements BatchStore, WebhookOutbox {
   readonly queue: SqliteBatchQueue;
   readonly #changes = new ChangeSignal();
+  readonly #webhooks = new ChangeSignal();
   #closed = false;
 
   private constructor(
@@ -100,13 +103,13 @@ export class SqliteBatchStore implements BatchStore {
     const created = this.db.transaction(() => {
       const existing = this.#row(batch.batchId);
       if (existing !== undefined) {
-        const conflict = batchConflict({ itemsSha256: existing.items_sha256, totalItems: existing.total, label: existing.label }, batch);
+        const conflict = batchConflict({ itemsSha256: existing.items_sha256, totalItems: existing.total, label: existing.label, webhookUrl: existing.webhook_url }, batch);
         if (conflict !== undefined) throw conflict;
         return false;
       }
       this.db
-        .prepare("INSERT INTO batches (id, label, items_sha256, total, created_ms, traceparent) VALUES (?, ?, ?, ?, ?, ?)")
-        .run(batch.batchId, batch.label, batch.itemsSha256, batch.items.length, batch.createdUnixMs, batch.traceparent ?? "");
+        .prepare("INSERT INTO batches (id, label, items_sha256, total, created_ms, traceparent, webhook_url) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .run(batch.batchId, batch.label, batch.itemsSha256, batch.items.length, batch.createdUnixMs, batch.traceparent ?? "", batch.webhookUrl ?? "");
       const insert = this.db.prepare("INSERT INTO items (batch_id, idx, item_id, request, state) VALUES (?, ?, ?, ?, 'queued')");
       batch.items.forEach((item, i) => insert.run(batch.batchId, i, item.itemId, AskRequest.encode(item.request ?? AskRequest.create()).finish()));
       return true;
@@ -183,10 +186,46 @@ export class SqliteBatchStore implements BatchStore {
     }
   }
 
-  /** Stamps finished_ms once no item is queued or running (in the caller's transaction). */
+  /**
+   * Stamps finished_ms once no item is queued or running, and queues the batch's webhook event (in the caller's
+   * transaction: the event exists exactly when the batch has ended).
+   */
   #finishIfEnded(batchId: string): void {
     const open = this.db.prepare("SELECT count(*) AS n FROM items WHERE batch_id = ? AND state IN ('queued', 'running')").get(batchId) as { n: number };
-    if (open.n === 0) this.db.prepare("UPDATE batches SET finished_ms = ? WHERE id = ? AND finished_ms IS NULL").run(Date.now(), batchId);
+    if (open.n !== 0) return;
+    const now = Date.now();
+    if (this.db.prepare("UPDATE batches SET finished_ms = ? WHERE id = ? AND finished_ms IS NULL").run(now, batchId).changes === 0) return;
+    const row = this.#row(batchId)!;
+    if (row.webhook_url === "") return;
+    const counts = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+    for (const r of this.db.prepare("SELECT state, count(*) AS n FROM items WHERE batch_id = ? GROUP BY state").all(batchId) as { state: keyof typeof counts; n: number }[]) counts[r.state] = r.n;
+    const body = batchEndedBody(batchId, batchEndedType(row.cancelled === 1, counts), now, row.total, counts);
+    this.db.prepare("INSERT OR IGNORE INTO webhook_events (id, batch_id, url, body, created_ms, next_ms) VALUES (?, ?, ?, ?, ?, ?)").run(batchEndedEventId(batchId), batchId, row.webhook_url, body, now, now);
+    this.#webhooks.notify("");
+  }
+
+  dueWebhooks(nowMs: number, limit: number): WebhookEvent[] {
+    const rows = this.db
+      .prepare("SELECT id, batch_id, url, body, created_ms, attempts FROM webhook_events WHERE delivered_ms IS NULL AND given_up_ms IS NULL AND next_ms <= ? ORDER BY next_ms LIMIT ?")
+      .all(nowMs, limit) as { id: string; batch_id: string; url: string; body: string; created_ms: number; attempts: number }[];
+    return rows.map((r) => ({ id: r.id, batchId: r.batch_id, url: r.url, body: r.body, createdMs: r.created_ms, attempts: r.attempts }));
+  }
+
+  webhookDelivered(id: string, nowMs: number): void {
+    this.db.prepare("UPDATE webhook_events SET delivered_ms = ?, attempts = attempts + 1, last_error = '' WHERE id = ?").run(nowMs, id);
+  }
+
+  webhookRetry(id: string, attempts: number, nextMs: number, error: string): void {
+    this.db.prepare("UPDATE webhook_events SET attempts = ?, next_ms = ?, last_error = ? WHERE id = ?").run(attempts, nextMs, error.slice(0, 1000), id);
+  }
+
+  webhookGaveUp(id: string, attempts: number, nowMs: number, error: string): void {
+    this.db.prepare("UPDATE webhook_events SET attempts = ?, given_up_ms = ?, last_error = ? WHERE id = ?").run(attempts, nowMs, error.slice(0, 1000), id);
+  }
+
+  /** Resolves when a webhook event may be due (a batch with a webhook ended), or after `timeoutMs`. */
+  webhookQueued(timeoutMs: number, signal: AbortSignal): Promise<void> {
+    return this.#webhooks.wait("", timeoutMs, signal);
   }
 
   #row(batchId: string): BatchRow | undefined {

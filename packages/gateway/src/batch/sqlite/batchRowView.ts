@@ -13,6 +13,7 @@ export interface BatchRow {
   cancelled: number;
   finished: number;
   finished_ms: number | null;
+  webhook_url: string;
 }
 
 /** The batch as a client sees it: counts from its items, the rate from its recent results. */
@@ -32,5 +33,6 @@ export function batchRowView(db: Database.Database, row: BatchRow, nowMs: number
     counts,
     lifecycle,
     throughput,
+    webhookUrl: row.webhook_url,
   });
 }

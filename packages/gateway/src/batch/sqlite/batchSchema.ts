@@ -48,6 +48,24 @@ export const BATCH_MIGRATIONS: readonly string[] = [
   `,
   // The span CreateBatch ran in (W3C traceparent), which the items' traces link to; '' when not traced.
   `ALTER TABLE batches ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';`,
+  // Batch webhooks: the URL called when the batch ends, and the outbox of events to deliver (written with the
+  // batch's end, in one transaction).
+  `
+  ALTER TABLE batches ADD COLUMN webhook_url TEXT NOT NULL DEFAULT '';
+  CREATE TABLE webhook_events (
+    id            TEXT PRIMARY KEY,
+    batch_id      TEXT NOT NULL REFERENCES batches(id),
+    url           TEXT NOT NULL,
+    body          TEXT NOT NULL,
+    created_ms    INTEGER NOT NULL,
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    next_ms       INTEGER NOT NULL,
+    delivered_ms  INTEGER,
+    given_up_ms   INTEGER,
+    last_error    TEXT NOT NULL DEFAULT ''
+  ) STRICT;
+  CREATE INDEX webhook_events_due ON webhook_events(next_ms) WHERE delivered_ms IS NULL AND given_up_ms IS NULL;
+  `,
 ];
 
 /** Brings the schema up to date, one transaction per migration (a crash leaves a whole version). */

@@ -7,6 +7,7 @@ import { prepareBatch } from "../../batch/prepareBatch.js";
 import { hasEnded } from "../../batch/toBatch.js";
 import { currentTraceparent, extractTrace, inSpan, metadataCarrier, SpanKind } from "@attr-rag/telemetry";
 import { streamingBatchCall, unaryBatchCall } from "./batchCall.js";
+import { resolveWebhookTarget } from "../../webhooks/webhookTarget.js";
 
 /** How often WatchBatch sends the batch even when nothing changed (a heartbeat clients can time out on). */
 export const WATCH_HEARTBEAT_MS = 10_000;
@@ -16,7 +17,22 @@ export const MAX_PAGE_SIZE = 1_000;
 export interface BatchServiceOptions {
   readonly store: BatchStore;
   readonly maxBatchItems: number;
+  /** Batch webhooks: the hosts allowed although internal, or why this gateway cannot call webhooks. */
+  readonly webhooks?: { readonly allowedHosts: readonly string[] } | { readonly unavailable: ServiceError };
   readonly log: ServiceLog;
+}
+
+/** CreateBatch's webhook_url, checked: on its face, then resolved (not into the gateway's own network). */
+async function checkedWebhook(url: string | undefined, o: BatchServiceOptions): Promise<string | undefined> {
+  if (url === undefined || url === "") return undefined;
+  const webhooks = o.webhooks ?? { unavailable: new ServiceError(status.FAILED_PRECONDITION, "this gateway has no webhook signing secret (webhookSecretFile, or ATTR_RAG_WEBHOOK_SECRET)") };
+  if ("unavailable" in webhooks) throw webhooks.unavailable;
+  try {
+    await resolveWebhookTarget(url, webhooks.allowedHosts);
+  } catch (err) {
+    throw new ServiceError(status.INVALID_ARGUMENT, (err as Error).message);
+  }
+  return url;
 }
 
 function batchIdOf(id: string): string {
@@ -34,10 +50,11 @@ export function batchServiceImplementation(o: BatchServiceOptions): BatchService
       inSpan(
         "attr_rag.v1.BatchService/CreateBatch",
         { "rpc.system": "grpc", "rpc.service": "attr_rag.v1.BatchService", "rpc.method": "CreateBatch" },
-        (span) => {
+        async (span) => {
           const batch = prepareBatch(request, o);
           span.setAttribute("attr_rag.batch.id", batch.batchId);
-          return store.create({ ...batch, traceparent: currentTraceparent() }, signal);
+          const webhookUrl = await checkedWebhook(request.webhookUrl, o);
+          return store.create({ ...batch, traceparent: currentTraceparent(), ...(webhookUrl !== undefined ? { webhookUrl } : {}) }, signal);
         },
         { parent: extractTrace(metadataCarrier(metadata)), kind: SpanKind.SERVER },
       ),

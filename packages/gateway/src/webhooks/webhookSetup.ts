@@ -1,0 +1,34 @@
+// A gateway's batch webhooks from its config: the signing key (from webhookSecret or webhookSecretFile, never
+// from a request), the hosts allowed although internal, and whether this gateway can deliver at all.
+import { readFileSync } from "node:fs";
+import { status } from "@grpc/grpc-js";
+import { ServiceError } from "@attr-rag/index";
+import type { GatewayConfig } from "../config/gatewayConfig.js";
+import { parseWebhookSecret } from "./signWebhook.js";
+
+export type WebhookSetup = { readonly key: Buffer; readonly allowedHosts: readonly string[] } | { readonly unavailable: ServiceError };
+
+export function webhookSetup(config: GatewayConfig, distributed: boolean): WebhookSetup {
+  if (config.webhookSecret !== undefined && config.webhookSecretFile !== undefined) {
+    throw new Error("gateway: give webhookSecret or webhookSecretFile, not both");
+  }
+  let key: Buffer | undefined;
+  if (config.webhookSecret !== undefined) key = parseWebhookSecret(config.webhookSecret, "gateway: webhookSecret");
+  if (config.webhookSecretFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(config.webhookSecretFile, "utf8");
+    } catch (err) {
+      throw new Error(`gateway: cannot read webhookSecretFile ${config.webhookSecretFile}: ${(err as Error).message}`, { cause: err });
+    }
+    key = parseWebhookSecret(text, `gateway: webhookSecretFile ${config.webhookSecretFile}`);
+  }
+  if (distributed) {
+    return { unavailable: new ServiceError(status.UNIMPLEMENTED, "batch webhooks are delivered by embedded gateways for now (a distributed outbox in JetStream is not built yet); poll WatchBatch, or download results.jsonl") };
+  }
+  if (key === undefined) {
+    return { unavailable: new ServiceError(status.FAILED_PRECONDITION, "this gateway has no webhook signing secret: set webhookSecretFile (serve --webhook-secret-file) or ATTR_RAG_WEBHOOK_SECRET") };
+  }
+  const allowedHosts = (config.webhookAllowedHosts ?? "").split(",").map((h) => h.trim().toLowerCase()).filter((h) => h !== "");
+  return { key, allowedHosts };
+}
