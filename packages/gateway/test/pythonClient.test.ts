@@ -1,4 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +11,8 @@ import { buildDemoStore, QUESTION, REPO_ROOT, testConfig } from "./helpers/demoS
 const PYTHON = "/usr/bin/python3";
 const CLIENT = join(REPO_ROOT, "examples/python/ask_client.py");
 const BATCH = join(REPO_ROOT, "examples/python/batch.py");
+const PIPELINE = join(REPO_ROOT, "examples/python/batch_pipeline.py");
+const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 
 /** The Debian packages the example needs (`.ci/run` installs them); without them the test says so and skips. */
 /** Why the Python client cannot run here; under CI=true never (a CI without grpcio must fail this suite). */
@@ -22,9 +26,19 @@ function pythonGrpcMissing(): string | undefined {
   }
 }
 
-function runPython(args: string[], client = CLIENT): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** A loopback port nobody listens on now. */
+function freePort(): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(PYTHON, [client, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function runPython(args: string[], client = CLIENT, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(PYTHON, [client, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -42,7 +56,11 @@ describe.skipIf(missing !== undefined)(`python client${missing ? ` (skipped: ${m
 
   beforeAll(async () => {
     store = await buildDemoStore();
-    server = await startGatewayServer({ runtime: await Runtime.open(testConfig(store.dir, { authToken: TOKEN })) });
+    // With an HTTP port and a webhook secret (receivers on this machine allowed) for the pipeline example.
+    server = await startGatewayServer({
+      runtime: await Runtime.open(testConfig(store.dir, { authToken: TOKEN, webhookSecret: WEBHOOK_SECRET, webhookAllowedHosts: "127.0.0.1" })),
+      httpPort: 0,
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -119,6 +137,42 @@ describe.skipIf(missing !== undefined)(`python client${missing ? ` (skipped: ${m
       const bad = await runPython(args, BATCH);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toMatch(/rows\.jsonl:1: field 'k' must be a positive integer; nothing was submitted/);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("python client - the pipeline example submits an OpenAI-shaped file, verifies the webhook, downloads the results with resume", async () => {
+    const work = mkdtempSync(join(tmpdir(), "attr-rag-py-pipeline-"));
+    try {
+      const file = join(work, "nightly.jsonl");
+      const out = join(work, "results.jsonl");
+      const lines = [
+        { custom_id: "n-1", method: "POST", url: "/v1/ask", body: { question: QUESTION, k: 3, max_tokens: 4 } },
+        { custom_id: "n-2", method: "POST", url: "/v1/ask", body: { question: "How do I collect oxygen gas over water?", k: 3, max_tokens: 4 } },
+      ];
+      writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+      const port = await freePort();
+      const args = ["--address", server.address, "--http", `http://${server.http!.address}`, "--token", TOKEN, "--file", file, "--out", out, "--listen", `127.0.0.1:${port}`, "--webhook-url", `http://127.0.0.1:${port}/attr-rag`, "--timeout", "240"];
+      const run = await runPython(args, PIPELINE, { ATTR_RAG_WEBHOOK_SECRET: WEBHOOK_SECRET });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/submitted pipe-\w+ \(2 items\); waiting for the webhook/);
+      expect(run.stderr).toMatch(/batch\.completed .*'succeeded': 2/);
+      const results = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { custom_id: string; response: { status_code: number } });
+      expect(results.map((r) => r.custom_id).sort()).toEqual(["n-1", "n-2"]);
+      expect(results.every((r) => r.response.status_code === 200)).toBe(true);
+      // A wrong secret on the receiving side: the gateway's calls are refused (401), so the example never sees
+      // an event and times out; its exit says so.
+      const forged = await runPython([...args.map((a) => (a === "240" ? "3" : a)), "--id", "other-batch"], PIPELINE, { ATTR_RAG_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString("base64")}` });
+      expect(forged.code).not.toBe(0);
+      expect(forged.stderr).toMatch(/no webhook for batch other-batch within 3 s/);
+      // Resume: cut the file mid-line, download again: the same bytes.
+      const whole = readFileSync(out);
+      writeFileSync(out, whole.subarray(0, Math.floor(whole.length / 2)));
+      const again = await runPython([...args], PIPELINE, { ATTR_RAG_WEBHOOK_SECRET: WEBHOOK_SECRET });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toMatch(/already submitted/);
+      expect(readFileSync(out).equals(whole)).toBe(true);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
