@@ -1,4 +1,7 @@
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -126,6 +129,44 @@ describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
     } finally {
       batches.close();
       await second.stop();
+    }
+  });
+
+  it("batch - kill -9 of the gateway right after a batch ends: its webhook event is still delivered after the restart, once", async () => {
+    let up = false;
+    const deliveries: { id: string; answered: number }[] = [];
+    const receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const answered = up ? 200 : 503;
+        deliveries.push({ id: String(req.headers["webhook-id"]), answered });
+        res.writeHead(answered).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const secretFile = join(dir, "webhook.secret");
+    writeFileSync(secretFile, `whsec_${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+    const serveArgs = ["serve", "--store", store, "--model", TEST_MODEL, "--port", "0", "--webhook-secret-file", secretFile, "--webhook-allowed-hosts", "127.0.0.1", "--webhook-backoff-ms", "200", ...ENGINE];
+    let first = await startServer(serveArgs);
+    try {
+      const rows = rowsFile(dir, "hooked", 2, { max_tokens: 3, k: 2, sentences: false });
+      const submitted = await runCli(["batch", "submit", rows, "--server", first.address, "--id", "hooked", "--webhook-url", hook, "--wait"]);
+      expect(submitted.code, submitted.stderr).toBe(0);
+      // The batch has ended; its receiver refuses for now. Kill the gateway without a chance to do anything more.
+      await until(async () => (deliveries.length >= 1 ? true : undefined), "a first (refused) delivery", 30_000);
+      first.child.kill("SIGKILL");
+      await new Promise((r) => first.child.once("exit", r));
+      const refused = deliveries.length;
+      up = true;
+      first = await startServer(serveArgs);
+      await until(async () => (deliveries.some((d) => d.answered === 200) ? true : undefined), "delivered after the restart", 60_000);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(deliveries.slice(refused).map((d) => d.answered)).toEqual([200]);
+      expect(new Set(deliveries.map((d) => d.id))).toEqual(new Set(["evt_batch_hooked_ended"]));
+    } finally {
+      await first.stop();
+      receiver.close();
     }
   });
 
