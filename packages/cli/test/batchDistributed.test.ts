@@ -1,8 +1,11 @@
+import { createHmac, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { BATCH_RESULTS_STREAM, BatchItemState, BatchState, batchResultsFilter, type Batch, type BatchItemResult, type WorkerStats } from "@attr-rag/contracts";
+import { BATCH_RESULTS_STREAM, WEBHOOKS_STREAM, BatchItemState, BatchState, batchResultsFilter, type Batch, type BatchItemResult, type WorkerStats } from "@attr-rag/contracts";
 import { connectNats, natsServerMissing, type NatsConnection } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { listWorkerStats } from "@attr-rag/worker";
@@ -17,6 +20,8 @@ const store = join(dir, "store");
 const ENGINE = ["--context-size", "16384", "--sequences", "4", "--threads", "1"];
 /** Tiny Asks: the batch's mechanics are under test, not the model. */
 const REQUEST = ["--k", "3", "--max-tokens", "6"];
+
+const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 
 const failures = (results: readonly BatchItemResult[]) =>
   results.filter((r) => r.state !== BatchItemState.BATCH_ITEM_STATE_SUCCEEDED).map((r) => `${r.itemId}: ${r.statusCode} ${r.statusMessage}\n`).join("");
@@ -43,7 +48,16 @@ beforeAll(async () => {
   if (missing !== undefined) return;
   const ingest = await ingestDemoCorpus(store);
   expect(ingest.code, ingest.stderr).toBe(0);
-  cluster = await startCluster({ store, workers: 2, gateways: 2, engine: ENGINE, ackWaitSeconds: 2, maxDeliver: 3, gatewayArgs: [...REQUEST, "--batch-ack-wait", "3"] });
+  cluster = await startCluster({
+    store,
+    workers: 2,
+    gateways: 2,
+    engine: ENGINE,
+    ackWaitSeconds: 2,
+    maxDeliver: 3,
+    gatewayArgs: [...REQUEST, "--batch-ack-wait", "3", "--webhook-allowed-hosts", "127.0.0.1", "--webhook-backoff-ms", "200"],
+    env: { ATTR_RAG_WEBHOOK_SECRET: WEBHOOK_SECRET },
+  });
   probe = await connectNats({ url: cluster.url, name: "probe", user: "gateway", pass: PASSWORDS.gateway });
 }, 180_000);
 
@@ -76,6 +90,44 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     const jsm = await jetstreamManager(probe);
     const info = await jsm.streams.info(BATCH_RESULTS_STREAM, { subjects_filter: batchResultsFilter("idem") });
     expect(Object.keys(info.state.subjects ?? {})).toHaveLength(2);
+  });
+
+  it("batches distributed - a batch with a webhook on two gateways: one delivery per attempt, refused once, then delivered once, signed", async () => {
+    const deliveries: { id: string; signature: string; timestamp: string; body: string; answered: number }[] = [];
+    const hook = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const answered = deliveries.length === 0 ? 500 : 200;
+        deliveries.push({ id: String(req.headers["webhook-id"]), signature: String(req.headers["webhook-signature"]), timestamp: String(req.headers["webhook-timestamp"]), body, answered });
+        res.writeHead(answered).end();
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+      const rows = rowsFile(dir, "hooked", 3, { max_tokens: 2, sentences: false });
+      const submitted = await runCli(["batch", "submit", rows, "--server", liveGateways()[0]!, "--id", "hooked", "--webhook-url", url, "--wait"]);
+      expect(submitted.code, submitted.stderr).toBe(0);
+      await until(async () => (deliveries.some((d) => d.answered === 200) ? true : undefined), "the webhook delivered", 60_000);
+      // Nothing left to deliver on either gateway (the event left the queue), then long enough for both
+      // gateways' once-a-second looks and a retry to show a second delivery, were there one.
+      const jsm = await jetstreamManager(probe);
+      await until(async () => ((await jsm.streams.info(WEBHOOKS_STREAM)).state.messages === 0 ? true : undefined), "the webhook queue to be empty", 30_000);
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(deliveries.map((d) => d.answered), cluster.logs()).toEqual([500, 200]);
+      expect(new Set(deliveries.map((d) => d.id))).toEqual(new Set(["evt_batch_hooked_ended"]));
+      for (const d of deliveries) {
+        const expected = createHmac("sha256", Buffer.from(WEBHOOK_SECRET.slice("whsec_".length), "base64")).update(`${d.id}.${d.timestamp}.${d.body}`).digest("base64");
+        expect(d.signature).toBe(`v1,${expected}`);
+      }
+      expect(JSON.parse(deliveries[1]!.body)).toMatchObject({ id: "evt_batch_hooked_ended", type: "batch.completed", data: { id: "hooked", total_items: 3, counts: { succeeded: 3, failed: 0, cancelled: 0 } } });
+      // One of the two gateways queued it; the attempts are said in the logs of whichever gateway made them.
+      expect(cluster.logs().match(/batch hooked ended; its event is queued/g), cluster.logs()).toHaveLength(1);
+      expect(cluster.logs().match(/evt_batch_hooked_ended for batch hooked (delivered|attempt)/g), cluster.logs()).toHaveLength(2);
+    } finally {
+      hook.close();
+    }
   });
 
   it("batches distributed - four Asks at once through one gateway reach both workers (the gateway's defaults leave none idle)", async () => {

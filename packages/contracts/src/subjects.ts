@@ -262,5 +262,21 @@ export function batchCancelSubject(batchId: string): string {
 }
 export const BATCH_CANCEL_SUBJECTS = `${SUBJECT_PREFIX}.batch.cancel.*`;
 
-/** Key-value bucket: `batch.<id>` → BatchRecord, `running.<id>.<runner>` → BatchRunning. */
+/**
+ * Work-queue stream of batch webhook events (WebhookEventRecord), one per batch end: queued once (the event id
+ * is the message id) by whichever gateway sees the batch end first, delivered by one gateway at a time.
+ */
+export const WEBHOOKS_STREAM = "ATTR_RAG_WEBHOOKS";
+export const WEBHOOKS_STREAM_SUBJECTS: readonly string[] = [`${SUBJECT_PREFIX}.webhooks.>`];
+/** Subject of a batch's ended event. */
+export function webhookEventSubject(batchId: string): string {
+  return `${SUBJECT_PREFIX}.webhooks.batch.${checkBatchId(batchId)}`;
+}
+/** Durable pull consumer that every gateway with a webhook signing secret delivers from. */
+export const WEBHOOK_SENDERS_CONSUMER = "attr-rag-webhook-senders";
+
+/**
+ * Key-value bucket: `batch.<id>` → BatchRecord, `running.<id>.<runner>` → BatchRunning, `webhook.<id>` (empty)
+ * while the batch has a webhook whose event is not queued yet.
+ */
 export const BATCH_BUCKET = "ATTR_RAG_BATCHES";

@@ -13,6 +13,10 @@ import {
   batchResultsFilter,
   batchResultSubject,
   isBatchId,
+  WEBHOOK_SENDERS_CONSUMER,
+  WEBHOOKS_STREAM,
+  WEBHOOKS_STREAM_SUBJECTS,
+  webhookEventSubject,
   DEAD_LETTER_STREAM,
   DEAD_LETTER_STREAM_SUBJECTS,
   INDEX_NATS_SERVICE,
@@ -109,7 +113,16 @@ describe("subjects", () => {
       expect(() => batchItemsSubject(id)).toThrow(RangeError);
     }
     expect(() => batchResultSubject("b", -1)).toThrow(RangeError);
-    for (const name of [BATCH_ITEMS_STREAM, BATCH_RESULTS_STREAM, BATCH_BUCKET, BATCH_RUNNERS_CONSUMER]) expect(name).toMatch(NATS_NAME);
+    for (const name of [BATCH_ITEMS_STREAM, BATCH_RESULTS_STREAM, BATCH_BUCKET, BATCH_RUNNERS_CONSUMER, WEBHOOKS_STREAM, WEBHOOK_SENDERS_CONSUMER]) expect(name).toMatch(NATS_NAME);
+  });
+
+  it("subjects - a batch's webhook event has its own subject in the webhooks stream, in no other stream", () => {
+    expect(webhookEventSubject("nightly-42")).toBe("attr_rag.v1.webhooks.batch.nightly-42");
+    expect(WEBHOOKS_STREAM_SUBJECTS.some((f) => subjectMatches(f, webhookEventSubject("b")))).toBe(true);
+    for (const other of [...JOBS_STREAM_SUBJECTS, ...BATCH_ITEMS_STREAM_SUBJECTS, ...BATCH_RESULTS_STREAM_SUBJECTS, BATCH_CANCEL_SUBJECTS]) {
+      expect(subjectMatches(other, webhookEventSubject("b")), other).toBe(false);
+    }
+    for (const id of ["", "a.b", "a>b", "x".repeat(65)]) expect(() => webhookEventSubject(id)).toThrow(RangeError);
   });
 
   it("subjects - result and progress subjects are per job", () => {

@@ -1,6 +1,4 @@
-import { randomBytes, webcrypto } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,38 +10,10 @@ import { webhookSetup } from "../src/webhooks/webhookSetup.js";
 import { BatchClient } from "./helpers/batchClient.js";
 import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
 import { until } from "./helpers/until.js";
+import { receiver, verifies as verifiesWith, type Delivery } from "./helpers/webhookReceiver.js";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
-
-interface Delivery {
-  headers: Record<string, string>;
-  body: string;
-  answered: number;
-}
-
-/** A webhook receiver on 127.0.0.1 that answers `answer()` (a status code) and records every delivery. */
-async function receiver(answer: () => number): Promise<{ url: string; deliveries: Delivery[]; server: Server }> {
-  const deliveries: Delivery[] = [];
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", () => {
-      const code = answer();
-      deliveries.push({ headers: req.headers as Record<string, string>, body, answered: code });
-      res.writeHead(code).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/attr-rag`, deliveries, server };
-}
-
-/** Standard Webhooks verification, written here from the spec with WebCrypto (none of the gateway's code). */
-async function verifies(d: Delivery): Promise<boolean> {
-  const key = await webcrypto.subtle.importKey("raw", Buffer.from(SECRET.slice("whsec_".length), "base64"), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
-  const [version, signature] = d.headers["webhook-signature"]!.split(",");
-  const signed = new TextEncoder().encode(`${d.headers["webhook-id"]}.${d.headers["webhook-timestamp"]}.${d.body}`);
-  return version === "v1" && (await webcrypto.subtle.verify("HMAC", key, Buffer.from(signature!, "base64"), signed));
-}
+const verifies = (d: Delivery) => verifiesWith(SECRET, d);
 
 const items = (n: number) => Array.from({ length: n }, (_, i) => ({ itemId: `q-${i}`, request: AskRequest.fromPartial({ question: `${QUESTION} (${i})`, retrieval: { k: 2 }, generation: { maxTokens: 4 }, attribution: { sentences: false } }) }));
 
@@ -145,15 +115,14 @@ describe("batch webhooks (embedded gateway, outbox in batches.sqlite)", () => {
     }
   });
 
-  it("webhooks - a gateway without a signing secret refuses webhook_url (FAILED_PRECONDITION); distributed says UNIMPLEMENTED; a bad secret stops the start", () => {
+  it("webhooks - a gateway without a signing secret refuses webhook_url (FAILED_PRECONDITION); a bad secret stops the start", () => {
     const base = testConfig(store.dir);
-    const none = webhookSetup(base, false);
+    const none = webhookSetup(base);
     expect("unavailable" in none && none.unavailable.code).toBe(status.FAILED_PRECONDITION);
-    const distributed = webhookSetup({ ...base, webhookSecret: SECRET }, true);
-    expect("unavailable" in distributed && distributed.unavailable.code).toBe(status.UNIMPLEMENTED);
-    expect(() => webhookSetup({ ...base, webhookSecret: "whsec_c2hvcnQ=" }, false)).toThrow(/at least 24 random bytes/);
-    expect(() => webhookSetup({ ...base, webhookSecretFile: join(stateDir, "missing") }, false)).toThrow(/cannot read webhookSecretFile/);
-    const ok = webhookSetup({ ...base, webhookSecret: SECRET, webhookAllowedHosts: " 127.0.0.1, Receiver.Local " }, false);
+    expect(() => webhookSetup({ ...base, webhookSecret: "whsec_c2hvcnQ=" })).toThrow(/at least 24 random bytes/);
+    expect(() => webhookSetup({ ...base, webhookSecretFile: join(stateDir, "missing") })).toThrow(/cannot read webhookSecretFile/);
+    expect(() => webhookSetup({ ...base, webhookSecret: SECRET, webhookSecretFile: join(stateDir, "missing") })).toThrow(/not both/);
+    const ok = webhookSetup({ ...base, webhookSecret: SECRET, webhookAllowedHosts: " 127.0.0.1, Receiver.Local " });
     expect("key" in ok && ok.allowedHosts).toEqual(["127.0.0.1", "receiver.local"]);
   });
 });

@@ -18,6 +18,8 @@ import { BatchRunner } from "../batch/BatchRunner.js";
 import type { BatchStore } from "../batch/batchStore.js";
 import { SqliteBatchStore } from "../batch/sqlite/SqliteBatchStore.js";
 import { WebhookDeliverer } from "../webhooks/WebhookDeliverer.js";
+import { JetStreamWebhookSender } from "../webhooks/JetStreamWebhookSender.js";
+import { JetStreamBatchStore } from "../batch/jetstream/JetStreamBatchStore.js";
 import { webhookSetup } from "../webhooks/webhookSetup.js";
 import { openBatchStore } from "../batch/openBatchStore.js";
 import { MAX_AUTO_BATCH_CONCURRENCY, WorkerBasedConcurrency } from "../batch/workerBasedConcurrency.js";
@@ -123,7 +125,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   // One implementation of each service, served on the gRPC port and (bridged) on the HTTP port.
   const table = new ServiceTable();
   table.addService(AttrRagServiceService, { ask: askHandler(ctx), attribute: attributeHandler(ctx) });
-  const webhooks = webhookSetup(config, runtime.nats !== undefined);
+  const webhooks = webhookSetup(config);
   const batches = await openBatchStore(runtime, log);
   table.addService(
     BatchServiceService,
@@ -170,10 +172,16 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
       : undefined;
 
   // Embedded: events queued in batches.sqlite as batches end, delivered from there (after a restart too).
+  // Distributed: queued in JetStream by whichever gateway sees the batch end, delivered by one gateway at a time.
+  const sending = "key" in webhooks ? { key: webhooks.key, allowedHosts: webhooks.allowedHosts, retryForMs: config.webhookRetryFor * 1000, backoffMs: config.webhookBackoffMs } : undefined;
   const deliverer =
-    "key" in webhooks && batches instanceof SqliteBatchStore
-      ? new WebhookDeliverer({ outbox: batches, key: webhooks.key, allowedHosts: webhooks.allowedHosts, retryForMs: config.webhookRetryFor * 1000, backoffMs: config.webhookBackoffMs, log }).start()
-      : undefined;
+    sending === undefined
+      ? undefined
+      : batches instanceof SqliteBatchStore
+        ? new WebhookDeliverer({ ...sending, outbox: batches, log }).start()
+        : batches instanceof JetStreamBatchStore
+          ? new JetStreamWebhookSender({ ...sending, store: batches, ackWaitMs: config.batchAckWait * 1000, log }).start()
+          : undefined;
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {

@@ -8,7 +8,7 @@ import { parseWebhookSecret } from "./signWebhook.js";
 
 export type WebhookSetup = { readonly key: Buffer; readonly allowedHosts: readonly string[] } | { readonly unavailable: ServiceError };
 
-export function webhookSetup(config: GatewayConfig, distributed: boolean): WebhookSetup {
+export function webhookSetup(config: GatewayConfig): WebhookSetup {
   if (config.webhookSecret !== undefined && config.webhookSecretFile !== undefined) {
     throw new Error("gateway: give webhookSecret or webhookSecretFile, not both");
   }
@@ -22,9 +22,6 @@ export function webhookSetup(config: GatewayConfig, distributed: boolean): Webho
       throw new Error(`gateway: cannot read webhookSecretFile ${config.webhookSecretFile}: ${(err as Error).message}`, { cause: err });
     }
     key = parseWebhookSecret(text, `gateway: webhookSecretFile ${config.webhookSecretFile}`);
-  }
-  if (distributed) {
-    return { unavailable: new ServiceError(status.UNIMPLEMENTED, "batch webhooks are delivered by embedded gateways for now (a distributed outbox in JetStream is not built yet); poll WatchBatch, or download results.jsonl") };
   }
   if (key === undefined) {
     return { unavailable: new ServiceError(status.FAILED_PRECONDITION, "this gateway has no webhook signing secret: set webhookSecretFile (serve --webhook-secret-file) or ATTR_RAG_WEBHOOK_SECRET") };

@@ -30,6 +30,8 @@ import { JetStreamBatchQueue, publishResult } from "./JetStreamBatchQueue.js";
 import { releaseConsumer, ResultsView } from "./ResultsView.js";
 import { RunningMarkers } from "./runningMarkers.js";
 import { batchConflict } from "../batchConflict.js";
+import { batchEndedBody, batchEndedEventId, batchEndedType } from "../../webhooks/batchEndedEvent.js";
+import { publishWebhookEvent, WebhookQueue } from "./webhookQueue.js";
 
 /** Items published at once while queueing a batch (each publish waits for its JetStream acknowledgement). */
 const PUBLISH_WINDOW = 256;
@@ -48,6 +50,8 @@ export class JetStreamBatchStore implements BatchStore {
   readonly #markers: RunningMarkers;
   readonly #deadLetters: ItemDeadLetters;
   readonly queue: JetStreamBatchQueue;
+  /** Webhook events waiting to be delivered, for the gateways that deliver them (JetStreamWebhookSender). */
+  readonly webhooks: WebhookQueue;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -63,6 +67,7 @@ export class JetStreamBatchStore implements BatchStore {
     this.#markers = new RunningMarkers(kv, `${hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}-${randomBytes(3).toString("hex")}`, log);
     this.queue = queue(this.#records, this.#markers);
     this.#deadLetters = new ItemDeadLetters(js, jsm, log);
+    this.webhooks = new WebhookQueue(js, log);
   }
 
   static async open(nc: NatsConnection, watch: ConnectionWatch, o: { log: ServiceLog; settings?: BatchQueueSettings }): Promise<JetStreamBatchStore> {
@@ -89,6 +94,8 @@ export class JetStreamBatchStore implements BatchStore {
         itemsFromSeq: items.state.last_seq + 1,
         resultsFromSeq: results.state.last_seq + 1,
         traceparent: batch.traceparent ?? "",
+        webhookUrl: batch.webhookUrl ?? "",
+        webhookQueued: false,
       });
       const conflict = batchConflict(record, batch);
       if (conflict !== undefined) throw conflict;
@@ -97,6 +104,8 @@ export class JetStreamBatchStore implements BatchStore {
         // An earlier batch under this id whose record expired may have left results; none of them is this batch's.
         // Only sequences below the record's are purged, so a re-sent CreateBatch cannot touch a result of this batch.
         if (record.resultsFromSeq > 0) await this.jsm.streams.purge(BATCH_RESULTS_STREAM, { filter: batchResultsFilter(batch.batchId), seq: record.resultsFromSeq });
+        // Marked before any item is queued, so the batch cannot end unmarked (queueEndedWebhooks finds it).
+        if (record.webhookUrl !== "") await this.#records.webhookPending(batch.batchId);
         await this.#publishItems(batch);
         await this.#records.update(batch.batchId, (r) => ({ ...r, published: true }));
       }
@@ -211,6 +220,35 @@ export class JetStreamBatchStore implements BatchStore {
     }
   }
 
+  /**
+   * Queues the ended event of each batch with a webhook that has ended since the last look, and returns the
+   * ids of those this call queued (not another gateway at the same moment). Every gateway that delivers webhooks calls it every second: whichever sees the end first queues the
+   * event, a second one is dropped by its id, and a gateway killed right after the batch ended leaves the
+   * mark for the others (or for itself after a restart).
+   */
+  async queueEndedWebhooks(): Promise<string[]> {
+    const queued: string[] = [];
+    for (const { id } of await this.#records.pendingWebhooks()) {
+      const record = await this.#records.get(id, { fresh: true });
+      if (record === undefined || record.webhookUrl === "" || record.webhookQueued) {
+        await this.#records.webhookDone(id); // expired, or queued by a gateway that died before clearing the mark
+        continue;
+      }
+      // A batch has ended once every item has its result (also a cancelled one); only the cached view is read.
+      const view = await this.#view.of(id, record.resultsFromSeq);
+      if (view.total < record.totalItems) continue;
+      const counts = { ...view.counts, queued: 0, running: 0 };
+      // The time the last result was recorded: the same whichever gateway queues the event.
+      const endedMs = view.finishedMs.reduce((a, b) => Math.max(a, b), 0);
+      const body = batchEndedBody(id, batchEndedType(record.cancelled, counts), endedMs, record.totalItems, counts);
+      const first = await publishWebhookEvent(this.js, { id: batchEndedEventId(id), batchId: id, url: record.webhookUrl, body, createdMs: endedMs });
+      await this.#records.update(id, (r) => ({ ...r, webhookQueued: true }));
+      await this.#records.webhookDone(id);
+      if (first) queued.push(id);
+    }
+    return queued;
+  }
+
   /** JetStream failures while NATS is unreachable are UNAVAILABLE (retry), not INTERNAL. */
   async #reachable<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -292,6 +330,7 @@ export class JetStreamBatchStore implements BatchStore {
       counts,
       lifecycle,
       throughput,
+      webhookUrl: record.webhookUrl,
     });
   }
 }

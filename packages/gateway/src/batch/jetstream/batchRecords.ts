@@ -4,6 +4,8 @@ import { BatchRecord } from "@attr-rag/contracts";
 const recordKey = (batchId: string) => `batch.${batchId}`;
 /** `created.<ms, 15 digits>.<id>`: ListBatches orders batches from the keys alone, without reading every record. */
 const createdKey = (createdMs: number, batchId: string) => `created.${String(Math.max(0, Math.floor(createdMs))).padStart(15, "0")}.${batchId}`;
+/** `webhook.<id>`: the batch has a webhook whose ended event is not queued yet (see JetStreamBatchStore.queueEndedWebhooks). */
+const webhookKey = (batchId: string) => `webhook.${batchId}`;
 /** Runners ask for a batch's record with every item; a cancel reaches them anyway (broadcast and re-check). */
 const CACHE_MS = 2_000;
 
@@ -51,6 +53,28 @@ export class BatchRecords {
         if (attempt >= 20) throw err;
       }
     }
+  }
+
+  /** Marks the batch as one whose webhook event is still to be queued (idempotent). */
+  async webhookPending(batchId: string): Promise<void> {
+    await this.kv.put(webhookKey(batchId), new Uint8Array());
+  }
+
+  /** The batches marked pending, with when each was marked (Unix ms). */
+  async pendingWebhooks(): Promise<{ id: string; markedMs: number }[]> {
+    const ids: string[] = [];
+    for await (const key of await this.kv.keys("webhook.*")) ids.push(key.slice("webhook.".length));
+    const out: { id: string; markedMs: number }[] = [];
+    for (const id of ids) {
+      const entry = await this.kv.get(webhookKey(id));
+      if (entry !== null && entry.operation === "PUT") out.push({ id, markedMs: entry.created.getTime() });
+    }
+    return out;
+  }
+
+  /** The batch's event is queued (or will never be): no gateway needs to look at it again. */
+  async webhookDone(batchId: string): Promise<void> {
+    await this.kv.delete(webhookKey(batchId));
   }
 
   /** Ids of every batch in the bucket. */

@@ -1,6 +1,6 @@
 // Where batches live in distributed mode, in one place (docs/batches.md, "Durable, in both modes"): the items work queue every gateway's
 // runner pulls from, the results stream (one subject per item, written once), the records bucket, the kept
-// advisories of items that ran out of deliveries. Idempotent:
+// advisories of items that ran out of deliveries, the webhook events waiting to be delivered. Idempotent:
 // every gateway calls it at start.
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
@@ -16,6 +16,9 @@ import {
   BATCH_RESULTS_STREAM,
   BATCH_RESULTS_STREAM_SUBJECTS,
   BATCH_RUNNERS_CONSUMER,
+  WEBHOOK_SENDERS_CONSUMER,
+  WEBHOOKS_STREAM,
+  WEBHOOKS_STREAM_SUBJECTS,
 } from "@attr-rag/contracts";
 
 export interface BatchQueueSettings {
@@ -31,6 +34,9 @@ export const DEFAULT_BATCH_QUEUE: BatchQueueSettings = { ackWaitMs: 30_000, maxD
 
 /** Re-sending a CreateBatch within this window never queues an item twice (JetStream de-duplicates by message id). */
 const ITEMS_DUPLICATE_WINDOW_MS = 3600 * 1000;
+
+/** Gateways that see a batch end queue its event at once; a repeat within this window is dropped by its id. */
+const WEBHOOKS_DUPLICATE_WINDOW_MS = 3600 * 1000;
 
 export async function ensureBatchStreams(nc: NatsConnection, jsm: JetStreamManager, settings: BatchQueueSettings): Promise<KV> {
   await ensureStream(jsm, {
@@ -74,6 +80,25 @@ export async function ensureBatchStreams(nc: NatsConnection, jsm: JetStreamManag
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(30_000),
+    max_deliver: -1,
+  });
+  // A batch's ended event, queued once (its id is the message id) and delivered by one gateway at a time; the
+  // senders nak a failed delivery with their backoff and acknowledge it once delivered or given up.
+  await ensureStream(jsm, {
+    name: WEBHOOKS_STREAM,
+    subjects: [...WEBHOOKS_STREAM_SUBJECTS],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(WEBHOOKS_DUPLICATE_WINDOW_MS),
+    max_age: nanos(settings.retentionMs),
+  });
+  await ensureDurableConsumer(jsm, WEBHOOKS_STREAM, {
+    durable_name: WEBHOOK_SENDERS_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(settings.ackWaitMs),
+    // Retries are bounded by time (webhookRetryFor), which the senders keep, not by a count.
     max_deliver: -1,
   });
   return new Kvm(nc).create(BATCH_BUCKET, { history: 1, storage: StorageType.File, ttl: settings.retentionMs, allow_direct: false });

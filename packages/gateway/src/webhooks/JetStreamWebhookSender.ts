@@ -1,0 +1,85 @@
+// Delivers batch webhook events in distributed mode. Two loops per gateway: one queues the events of batches
+// that ended (JetStreamBatchStore.queueEndedWebhooks), one takes events from the shared work queue and
+// attempts them (attemptWebhook.ts). A failed attempt goes back to the queue with its backoff, so the next
+// attempt may be any gateway's; one event is never with two gateways at once.
+import type { ServiceLog } from "@attr-rag/index";
+import type { JetStreamBatchStore } from "../batch/jetstream/JetStreamBatchStore.js";
+import { attemptWebhook, outcomeLine, type WebhookSending } from "./attemptWebhook.js";
+
+/** How often the batches with a webhook are looked at: an event is queued within this long of its batch ending. */
+const SWEEP_MS = 1_000;
+/** A loop that failed (NATS unreachable) tries again after this long, saying so once per outage. */
+const FAILING_BACKOFF_MS = 2_000;
+
+export interface JetStreamWebhookSenderOptions extends WebhookSending {
+  readonly store: JetStreamBatchStore;
+  /** How long the queue waits for a settled event before another gateway gets it; `working()` is said more often. */
+  readonly ackWaitMs: number;
+  readonly log: ServiceLog;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+
+export class JetStreamWebhookSender {
+  readonly #stop = new AbortController();
+  #loops: Promise<void> | undefined;
+
+  constructor(private readonly o: JetStreamWebhookSenderOptions) {}
+
+  start(): this {
+    this.#loops ??= Promise.all([this.#loop("queueing ended batches' events", () => this.#sweep()), this.#loop("taking events to deliver", () => this.#deliverNext())]).then(() => {});
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#loops;
+  }
+
+  async #loop(what: string, step: () => Promise<void>): Promise<void> {
+    const signal = this.#stop.signal;
+    let failing = false;
+    while (!signal.aborted) {
+      try {
+        await step();
+        failing = false;
+      } catch (err) {
+        if (signal.aborted) return;
+        if (!failing) this.o.log(`webhooks: ${what} failed (${(err as Error).message}); retrying every ${FAILING_BACKOFF_MS / 1000} s`);
+        failing = true;
+        await sleep(FAILING_BACKOFF_MS, signal);
+      }
+    }
+  }
+
+  async #sweep(): Promise<void> {
+    for (const id of await this.o.store.queueEndedWebhooks()) this.o.log(`webhooks: batch ${id} ended; its event is queued`);
+    await sleep(SWEEP_MS, this.#stop.signal);
+  }
+
+  async #deliverNext(): Promise<void> {
+    const claimed = await this.o.store.webhooks.next(this.#stop.signal);
+    if (claimed === undefined) return;
+    const { event } = claimed;
+    const attempts = event.attempts + 1;
+    // A receiver may take up to attemptWebhook's timeout: the queue hears from us meanwhile.
+    const working = setInterval(() => claimed.working(), Math.max(200, Math.floor(this.o.ackWaitMs / 3)));
+    try {
+      const outcome = await attemptWebhook(event, attempts, this.o);
+      if (outcome.kind === "retry") claimed.retry(outcome.delayMs);
+      else await claimed.done();
+      this.o.log(outcomeLine(event, attempts, outcome));
+    } finally {
+      clearInterval(working);
+    }
+  }
+}
