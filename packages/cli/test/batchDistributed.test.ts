@@ -130,6 +130,45 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
     }
   });
 
+  it("batches distributed - kill -9 of both gateways while a batch's webhook event waits for its receiver: a restarted gateway delivers it, once", async () => {
+    let up = false;
+    const deliveries: { id: string; answered: number }[] = [];
+    const hook = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const answered = up ? 200 : 503;
+        deliveries.push({ id: String(req.headers["webhook-id"]), answered });
+        res.writeHead(answered).end();
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, "127.0.0.1", r));
+    // Both gateways come back (below), also when an assertion fails first: later tests need two.
+    onTestFinished(async () => {
+      while (liveGateways().length < 2) await cluster.addGateway();
+    });
+    try {
+      const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+      const rows = rowsFile(dir, "hooked-kill", 2, { max_tokens: 2, sentences: false });
+      const submitted = await runCli(["batch", "submit", rows, "--server", liveGateways()[0]!, "--id", "hooked-kill", "--webhook-url", url, "--wait"]);
+      expect(submitted.code, submitted.stderr).toBe(0);
+      await until(async () => (deliveries.length >= 1 ? true : undefined), "a first (refused) delivery", 60_000);
+      const live = liveGateways();
+      await Promise.all(live.map((address) => cluster.gateways[cluster.gatewayAddresses.indexOf(address)]!.stop("SIGKILL")));
+      expect(liveGateways()).toEqual([]);
+      up = true;
+      const refused = deliveries.length;
+      await cluster.addGateway();
+      await until(async () => (deliveries.some((d) => d.answered === 200) ? true : undefined), "the event delivered after the restart", 60_000);
+      const jsm = await jetstreamManager(probe);
+      await until(async () => ((await jsm.streams.info(WEBHOOKS_STREAM)).state.messages === 0 ? true : undefined), "the webhook queue to be empty", 30_000);
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(deliveries.slice(refused).map((d) => d.answered), cluster.logs()).toEqual([200]);
+      expect(new Set(deliveries.map((d) => d.id))).toEqual(new Set(["evt_batch_hooked-kill_ended"]));
+    } finally {
+      hook.close();
+    }
+  });
+
   it("batches distributed - four Asks at once through one gateway reach both workers (the gateway's defaults leave none idle)", async () => {
     const before = await workerStats();
     const asks = await Promise.all(QUESTIONS.slice(0, 4).map((q) => runCli(["ask", q, "--server", liveGateways()[1]!, "--json", ...REQUEST])));
