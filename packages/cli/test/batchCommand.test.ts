@@ -164,6 +164,12 @@ describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
       await new Promise((r) => setTimeout(r, 1_000));
       expect(deliveries.slice(refused).map((d) => d.answered)).toEqual([200]);
       expect(new Set(deliveries.map((d) => d.id))).toEqual(new Set(["evt_batch_hooked_ended"]));
+      // batch status says so: every attempt counted, across the restart.
+      const shown = await runCli(["batch", "status", "hooked", "--server", first.address, "--json"]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout).webhook).toMatchObject({ url: hook, state: "delivered", attempts: deliveries.length, last_error: "" });
+      const plain = await runCli(["batch", "status", "hooked", "--server", first.address]);
+      expect(plain.stdout).toContain(`webhook delivered (${deliveries.length} attempts)`);
     } finally {
       await first.stop();
       receiver.close();

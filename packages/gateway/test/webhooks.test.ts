@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
-import { AskRequest, BatchState } from "@attr-rag/contracts";
+import { AskRequest, BatchState, WebhookDeliveryState } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
 import { webhookSetup } from "../src/webhooks/webhookSetup.js";
@@ -42,7 +42,8 @@ describe("batch webhooks (embedded gateway, outbox in batches.sqlite)", () => {
     let calls = 0;
     const hook = await receiver(() => (++calls <= 2 ? 503 : 204));
     try {
-      await gateway.batches.create({ batchId: "wh-1", items: items(2), webhookUrl: hook.url });
+      const created = await gateway.batches.create({ batchId: "wh-1", items: items(2), webhookUrl: hook.url });
+      expect(created.batch?.webhook).toEqual({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_WAITING, attempts: 0, lastError: "" });
       await until(() => hook.deliveries.some((d) => d.answered === 204), "a delivery answered 2xx", 120_000);
       expect(hook.deliveries.map((d) => d.answered)).toEqual([503, 503, 204]);
       expect(new Set(hook.deliveries.map((d) => d.headers["webhook-id"]))).toEqual(new Set(["evt_batch_wh-1_ended"]));
@@ -52,6 +53,8 @@ describe("batch webhooks (embedded gateway, outbox in batches.sqlite)", () => {
       const batch = await gateway.batches.get("wh-1");
       expect(batch.state).toBe(BatchState.BATCH_STATE_COMPLETED);
       expect(batch.webhookUrl).toBe(hook.url);
+      expect(batch.webhook).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_DELIVERED, attempts: 3, lastError: "" });
+      expect(Number(batch.webhook!.settledUnixMs)).toBeGreaterThanOrEqual(Number(batch.finishedUnixMs));
       expect(event.created_at).toBe(Math.floor(Number(batch.finishedUnixMs) / 1000));
       // A tampered body does not verify.
       expect(await verifies({ ...hook.deliveries[2]!, body: hook.deliveries[2]!.body.replace("completed", "cancelled") })).toBe(false);
@@ -69,6 +72,12 @@ describe("batch webhooks (embedded gateway, outbox in batches.sqlite)", () => {
     try {
       await gateway.batches.create({ batchId: "wh-2", items: items(1), webhookUrl: hook.url });
       await until(() => hook.deliveries.length >= 1, "a first (refused) delivery", 120_000);
+      const sending = await until(async () => {
+        const b = await gateway.batches.get("wh-2");
+        return b.webhook?.attempts ? b : undefined;
+      }, "the refused attempt recorded");
+      expect(sending.webhook).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_SENDING, lastError: "HTTP 500" });
+      expect(sending.webhook!.settledUnixMs).toBeUndefined();
       gateway.batches.close();
       await gateway.server.close();
       up = true;

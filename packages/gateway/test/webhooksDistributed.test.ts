@@ -4,8 +4,9 @@
 import { randomBytes } from "node:crypto";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
-import { AskRequest, BatchItemResult, BatchItemState, WEBHOOK_SENDERS_CONSUMER, WEBHOOKS_STREAM } from "@attr-rag/contracts";
+import { AskRequest, BatchItemResult, BatchItemState, WEBHOOK_SENDERS_CONSUMER, WEBHOOKS_STREAM, WebhookDeliveryState } from "@attr-rag/contracts";
 import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
+import { metricsRegistry } from "@attr-rag/telemetry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_BATCH_QUEUE, ensureBatchStreams } from "../src/batch/jetstream/batchStreams.js";
 import { JetStreamBatchStore } from "../src/batch/jetstream/JetStreamBatchStore.js";
@@ -38,13 +39,13 @@ describe.skipIf(missing !== undefined)(`batch webhooks, distributed (real nats-s
   const open: Gateway[] = [];
 
   /** One gateway's side: its own connection, batch store and (unless `sending` is false) webhook sender. */
-  async function gateway(sending = true): Promise<Gateway> {
+  async function gateway(sending = true, retryForMs = 60_000): Promise<Gateway> {
     const nc = await connectNats({ url: server.url, name: "webhooks-test-gateway" });
     const lines: string[] = [];
     const log = (l: string) => void lines.push(l);
     const store = await JetStreamBatchStore.open(nc, new ConnectionWatch(nc), { log, settings: SETTINGS });
     const sender = sending
-      ? new JetStreamWebhookSender({ store, key: parseWebhookSecret(SECRET, "test"), allowedHosts: ["127.0.0.1"], retryForMs: 60_000, backoffMs: 100, ackWaitMs: ACK_WAIT_MS, log }).start()
+      ? new JetStreamWebhookSender({ store, key: parseWebhookSecret(SECRET, "test"), allowedHosts: ["127.0.0.1"], retryForMs, backoffMs: 100, ackWaitMs: ACK_WAIT_MS, log }).start()
       : undefined;
     let closed = false;
     const g: Gateway = {
@@ -106,6 +107,7 @@ describe.skipIf(missing !== undefined)(`batch webhooks, distributed (real nats-s
       await a.store.create({ ...prepareBatch({ batchId: "whd-1", items: items("whd-1", 3), label: "" }, { maxBatchItems: 10 }), webhookUrl: hook.url });
       // The pending mark is there from the start, before any item ran.
       expect((await kv.get("webhook.whd-1"))?.operation).toBe("PUT");
+      expect((await b.store.get("whd-1")).webhook).toEqual({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_WAITING, attempts: 0, lastError: "" });
       await runItems(b, 3);
       await until(() => hook.deliveries.some((d) => d.answered === 200), "a delivery answered 2xx", 30_000);
       await until(settled, "the queue, the senders and the marks to be empty", 10_000);
@@ -116,6 +118,9 @@ describe.skipIf(missing !== undefined)(`batch webhooks, distributed (real nats-s
       for (const d of hook.deliveries) expect(await verifies(SECRET, d)).toBe(true);
       const batch = await a.store.get("whd-1");
       expect(batch.webhookUrl).toBe(hook.url);
+      // Whichever gateway made each attempt wrote it into the batch's record.
+      expect(batch.webhook).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_DELIVERED, attempts: 2, lastError: "" });
+      expect(Number(batch.webhook!.settledUnixMs)).toBeGreaterThanOrEqual(Number(batch.finishedUnixMs));
       expect(JSON.parse(hook.deliveries[1]!.body)).toEqual({
         id: "evt_batch_whd-1_ended",
         type: "batch.completed",
@@ -186,6 +191,34 @@ describe.skipIf(missing !== undefined)(`batch webhooks, distributed (real nats-s
       await heir.close();
     } finally {
       hook.server.close();
+    }
+  });
+
+  it("webhooks distributed - a receiver that never answers 2xx: attempts stop once webhookRetryFor has passed; GetBatch says gave up, with the last error", async () => {
+    const attemptsCounted = async (outcome: string) => ((await metricsRegistry.getSingleMetric("attr_rag_webhook_attempts_total")?.get())?.values ?? []).find((v) => v.labels.outcome === outcome)?.value ?? 0;
+    const [failedBefore, gaveUpBefore] = [await attemptsCounted("failed"), await attemptsCounted("gave_up")];
+    const hook = await receiver(() => 500);
+    const g = await gateway(true, 3_000);
+    try {
+      await g.store.create({ ...prepareBatch({ batchId: "whd-5", items: items("whd-5", 1), label: "" }, { maxBatchItems: 10 }), webhookUrl: hook.url });
+      await runItems(g, 1);
+      const gaveUp = await until(async () => {
+        const b = await g.store.get("whd-5");
+        return b.webhook?.state === WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_GAVE_UP ? b : undefined;
+      }, "the delivery given up", 20_000);
+      expect(gaveUp.webhook).toMatchObject({ attempts: hook.deliveries.length, lastError: expect.stringMatching(/^HTTP 500, after \d+ attempts$/) });
+      expect(hook.deliveries.length).toBeGreaterThanOrEqual(2);
+      await until(settled, "the queue, the senders and the marks to be empty", 10_000);
+      const attempts = hook.deliveries.length;
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(hook.deliveries).toHaveLength(attempts);
+      // /metrics counts them: every attempt but the last failed, the last gave up.
+      expect(await attemptsCounted("failed")).toBe(failedBefore + attempts - 1);
+      expect(await attemptsCounted("gave_up")).toBe(gaveUpBefore + 1);
+      expect(g.lines.filter((l) => /evt_batch_whd-5_ended for batch whd-5 given up: HTTP 500/.test(l)), g.lines.join("\n")).toHaveLength(1);
+    } finally {
+      hook.server.close();
+      await g.close();
     }
   });
 });

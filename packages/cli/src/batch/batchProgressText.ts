@@ -1,4 +1,4 @@
-import { batchStateToJSON, type Batch } from "@attr-rag/contracts";
+import { batchStateToJSON, webhookDeliveryStateToJSON, type Batch, type WebhookDelivery } from "@attr-rag/contracts";
 
 /** "4m10s", "55s", "2h03m". */
 export function duration(seconds: number): string {
@@ -23,11 +23,23 @@ export function progressDetail(b: Batch): string {
   return parts.join(" · ");
 }
 
+/** "waiting", "sending", "delivered", "gave_up". */
+export function webhookStateName(w: WebhookDelivery): string {
+  return webhookDeliveryStateToJSON(w.state).replace("WEBHOOK_DELIVERY_STATE_", "").toLowerCase();
+}
+
+/** "webhook delivered (3 attempts)", "webhook sending (2 attempts, last: HTTP 503)". */
+export function webhookText(w: WebhookDelivery): string {
+  const attempts = w.attempts > 0 ? `${w.attempts} attempt${w.attempts === 1 ? "" : "s"}` : "";
+  const detail = [attempts, w.lastError !== "" ? `last: ${w.lastError}` : ""].filter((p) => p !== "").join(", ");
+  return `webhook ${webhookStateName(w).replace("_", " ")}${detail !== "" ? ` (${detail})` : ""}`;
+}
+
 /** One line per batch, as `batch status` and `batch list` print it. */
 export function batchLine(b: Batch): string {
   const c = b.counts!;
   const finished = c.succeeded + c.failed + c.cancelled;
-  return `${b.batchId}  ${stateName(b)}  ${finished}/${b.totalItems} done (${progressDetail(b)})  created ${new Date(Number(b.createdUnixMs)).toISOString()}${b.label !== "" ? `  "${b.label}"` : ""}`;
+  return `${b.batchId}  ${stateName(b)}  ${finished}/${b.totalItems} done (${progressDetail(b)})  created ${new Date(Number(b.createdUnixMs)).toISOString()}${b.label !== "" ? `  "${b.label}"` : ""}${b.webhook !== undefined ? `  ${webhookText(b.webhook)}` : ""}`;
 }
 
 export function finishedOf(b: Batch): number {

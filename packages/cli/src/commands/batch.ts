@@ -5,7 +5,7 @@ import { status } from "@grpc/grpc-js";
 import { BatchState, isBatchId, type Batch } from "@attr-rag/contracts";
 import { hasEnded } from "@attr-rag/gateway";
 import { addAskRequestOptions } from "../ask/askRequestOptions.js";
-import { batchLine, finishedOf, progressDetail, stateName } from "../batch/batchProgressText.js";
+import { batchLine, finishedOf, progressDetail, stateName, webhookStateName } from "../batch/batchProgressText.js";
 import { batchItemsFromJsonl, defaultsFromFlags } from "../batch/batchRows.js";
 import { RemoteBatches, type BatchServerOptions } from "../batch/remoteBatches.js";
 import { RESULTS_FORMATS, ResultsFile, type ResultsFormat } from "../batch/resultsFile.js";
@@ -80,6 +80,17 @@ function batchJson(b: Batch): unknown {
     ...(b.finishedUnixMs !== undefined ? { finished: new Date(Number(b.finishedUnixMs)).toISOString() } : {}),
     label: b.label,
     items_sha256: b.itemsSha256,
+    ...(b.webhook !== undefined
+      ? {
+          webhook: {
+            url: b.webhookUrl,
+            state: webhookStateName(b.webhook),
+            attempts: b.webhook.attempts,
+            last_error: b.webhook.lastError,
+            ...(b.webhook.settledUnixMs !== undefined ? { settled: new Date(Number(b.webhook.settledUnixMs)).toISOString() } : {}),
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { Batch, BatchState } from "@attr-rag/contracts";
+import { Batch, BatchState, type WebhookDelivery } from "@attr-rag/contracts";
 import type { BatchItemCounts, BatchLifecycle, BatchThroughput } from "@attr-rag/core";
 
 const STATES: Record<BatchLifecycle, BatchState> = {
@@ -26,6 +26,7 @@ export function toBatch(o: {
   lifecycle: BatchLifecycle;
   throughput: BatchThroughput;
   webhookUrl?: string;
+  webhook?: WebhookDelivery;
 }): Batch {
   const ended = o.lifecycle === "completed" || o.lifecycle === "cancelled";
   return Batch.fromPartial({
@@ -40,5 +41,6 @@ export function toBatch(o: {
     label: o.label,
     itemsSha256: o.itemsSha256,
     webhookUrl: o.webhookUrl ?? "",
+    ...(o.webhook !== undefined ? { webhook: o.webhook } : {}),
   });
 }

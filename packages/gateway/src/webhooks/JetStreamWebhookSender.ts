@@ -5,6 +5,7 @@
 import type { ServiceLog } from "@attr-rag/index";
 import type { JetStreamBatchStore } from "../batch/jetstream/JetStreamBatchStore.js";
 import { attemptWebhook, outcomeLine, type WebhookSending } from "./attemptWebhook.js";
+import { countWebhookAttempt } from "../metrics/webhookMetrics.js";
 
 /** How often the batches with a webhook are looked at: an event is queued within this long of its batch ending. */
 const SWEEP_MS = 1_000;
@@ -75,9 +76,12 @@ export class JetStreamWebhookSender {
     const working = setInterval(() => claimed.working(), Math.max(200, Math.floor(this.o.ackWaitMs / 3)));
     try {
       const outcome = await attemptWebhook(event, attempts, this.o);
+      countWebhookAttempt(outcome);
+      this.o.log(outcomeLine(event, attempts, outcome));
+      // Recorded before the event is settled: a gateway dying in between makes the next attempt, never a lost one.
+      await this.o.store.webhookAttempted(event.batchId, attempts, outcome).catch((err: unknown) => this.o.log(`webhooks: cannot record the attempt on batch ${event.batchId} (${(err as Error).message})`));
       if (outcome.kind === "retry") claimed.retry(outcome.delayMs);
       else await claimed.done();
-      this.o.log(outcomeLine(event, attempts, outcome));
     } finally {
       clearInterval(working);
     }

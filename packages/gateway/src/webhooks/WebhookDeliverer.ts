@@ -2,6 +2,7 @@
 // (attemptWebhook.ts) and its outcome written back, so a restart resumes where the last process stopped.
 import type { ServiceLog } from "@attr-rag/index";
 import { attemptWebhook, outcomeLine, type WebhookSending } from "./attemptWebhook.js";
+import { countWebhookAttempt } from "../metrics/webhookMetrics.js";
 import type { WebhookEvent, WebhookOutbox } from "./webhookOutbox.js";
 
 /** How often the outbox is looked at when nothing woke the deliverer (events another process queued). */
@@ -49,6 +50,7 @@ export class WebhookDeliverer {
   async #deliver(event: WebhookEvent): Promise<void> {
     const attempts = event.attempts + 1;
     const outcome = await attemptWebhook(event, attempts, this.o);
+    countWebhookAttempt(outcome);
     if (outcome.kind === "delivered") this.o.outbox.webhookDelivered(event.id, Date.now());
     else if (outcome.kind === "retry") this.o.outbox.webhookRetry(event.id, attempts, Date.now() + outcome.delayMs, outcome.error);
     else this.o.outbox.webhookGaveUp(event.id, attempts, Date.now(), outcome.error);

@@ -32,6 +32,8 @@ import { RunningMarkers } from "./runningMarkers.js";
 import { batchConflict } from "../batchConflict.js";
 import { batchEndedBody, batchEndedEventId, batchEndedType } from "../../webhooks/batchEndedEvent.js";
 import { publishWebhookEvent, WebhookQueue } from "./webhookQueue.js";
+import { webhookDelivery } from "../../webhooks/webhookDelivery.js";
+import type { WebhookOutcome } from "../../webhooks/attemptWebhook.js";
 
 /** Items published at once while queueing a batch (each publish waits for its JetStream acknowledgement). */
 const PUBLISH_WINDOW = 256;
@@ -96,6 +98,10 @@ export class JetStreamBatchStore implements BatchStore {
         traceparent: batch.traceparent ?? "",
         webhookUrl: batch.webhookUrl ?? "",
         webhookQueued: false,
+        webhookAttempts: 0,
+        webhookLastError: "",
+        webhookDeliveredUnixMs: 0,
+        webhookGaveUpUnixMs: 0,
       });
       const conflict = batchConflict(record, batch);
       if (conflict !== undefined) throw conflict;
@@ -249,6 +255,18 @@ export class JetStreamBatchStore implements BatchStore {
     return queued;
   }
 
+  /** Records an attempt of the batch's webhook and its outcome in the batch's record (GetBatch shows it). */
+  async webhookAttempted(batchId: string, attempts: number, outcome: WebhookOutcome, nowMs = Date.now()): Promise<void> {
+    await this.#records.update(batchId, (r) => ({
+      ...r,
+      // Attempts only grow: a late write from a gateway that held an earlier delivery cannot lower them.
+      webhookAttempts: Math.max(r.webhookAttempts, attempts),
+      webhookLastError: outcome.kind === "delivered" ? "" : outcome.error,
+      webhookDeliveredUnixMs: outcome.kind === "delivered" ? nowMs : r.webhookDeliveredUnixMs,
+      webhookGaveUpUnixMs: outcome.kind === "gave-up" && Number(r.webhookDeliveredUnixMs) === 0 ? nowMs : r.webhookGaveUpUnixMs,
+    }));
+  }
+
   /** JetStream failures while NATS is unreachable are UNAVAILABLE (retry), not INTERNAL. */
   async #reachable<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -331,6 +349,22 @@ export class JetStreamBatchStore implements BatchStore {
       lifecycle,
       throughput,
       webhookUrl: record.webhookUrl,
+      ...webhookOf(record),
     });
   }
+}
+
+/** The record's webhook delivery, as GetBatch shows it ({} when the batch has no webhook). */
+function webhookOf(record: BatchRecord): { webhook?: ReturnType<typeof webhookDelivery> } {
+  const delivered = Number(record.webhookDeliveredUnixMs);
+  const gaveUp = Number(record.webhookGaveUpUnixMs);
+  const webhook = webhookDelivery({
+    url: record.webhookUrl,
+    eventExists: record.webhookQueued,
+    attempts: record.webhookAttempts,
+    lastError: record.webhookLastError,
+    ...(delivered > 0 ? { deliveredMs: delivered } : {}),
+    ...(gaveUp > 0 ? { gaveUpMs: gaveUp } : {}),
+  });
+  return webhook !== undefined ? { webhook } : {};
 }

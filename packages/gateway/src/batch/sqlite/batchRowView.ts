@@ -2,6 +2,7 @@ import { batchLifecycle, batchThroughput, windowStart, type BatchItemCounts } fr
 import type { Batch } from "@attr-rag/contracts";
 import type Database from "better-sqlite3";
 import { toBatch } from "../toBatch.js";
+import { webhookDelivery } from "../../webhooks/webhookDelivery.js";
 
 /** A row of the batches table. */
 export interface BatchRow {
@@ -23,6 +24,20 @@ export function batchRowView(db: Database.Database, row: BatchRow, nowMs: number
   const inWindow = db.prepare("SELECT count(*) AS n FROM results WHERE batch_id = ? AND finished_ms >= ?").get(row.id, windowStart(row.created_ms, nowMs)) as { n: number };
   const lifecycle = batchLifecycle({ total: row.total, counts, cancelled: row.cancelled === 1, submitted: true });
   const throughput = batchThroughput({ finishedInWindow: inWindow.n, createdMs: row.created_ms, nowMs, remaining: counts.queued + counts.running });
+  const event =
+    row.webhook_url === ""
+      ? undefined
+      : (db.prepare("SELECT attempts, last_error, delivered_ms, given_up_ms FROM webhook_events WHERE batch_id = ?").get(row.id) as
+          | { attempts: number; last_error: string; delivered_ms: number | null; given_up_ms: number | null }
+          | undefined);
+  const webhook = webhookDelivery({
+    url: row.webhook_url,
+    eventExists: event !== undefined,
+    attempts: event?.attempts ?? 0,
+    lastError: event?.last_error ?? "",
+    ...(event?.delivered_ms != null ? { deliveredMs: event.delivered_ms } : {}),
+    ...(event?.given_up_ms != null ? { gaveUpMs: event.given_up_ms } : {}),
+  });
   return toBatch({
     batchId: row.id,
     label: row.label,
@@ -34,5 +49,6 @@ export function batchRowView(db: Database.Database, row: BatchRow, nowMs: number
     lifecycle,
     throughput,
     webhookUrl: row.webhook_url,
+    ...(webhook !== undefined ? { webhook } : {}),
   });
 }

@@ -66,6 +66,8 @@ export const BATCH_MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX webhook_events_due ON webhook_events(next_ms) WHERE delivered_ms IS NULL AND given_up_ms IS NULL;
   `,
+  // GetBatch and ListBatches show each batch's webhook delivery.
+  `CREATE INDEX webhook_events_batch ON webhook_events(batch_id);`,
 ];
 
 /** Brings the schema up to date, one transaction per migration (a crash leaves a whole version). */
