@@ -1,4 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { defaultModelPath } from "@attr-rag/engine";
@@ -50,7 +53,7 @@ describe.skipIf(missing !== undefined)(`web console in a real browser (Debian ch
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    gateway = await startConsoleGateway(TOKEN);
+    gateway = await startConsoleGateway(TOKEN, `whsec_${randomBytes(32).toString("base64")}`);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   });
@@ -233,12 +236,20 @@ describe.skipIf(missing !== undefined)(`web console in a real browser (Debian ch
     await page.locator('section[aria-label="Document"] .chunk').first().waitFor();
     await page.screenshot({ path: join(SHOTS, "index.png"), fullPage: true });
 
+    // The batch's webhook receiver refuses once, then takes it: the page shows the delivery as it stands.
+    let calls = 0;
+    const receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(++calls === 1 ? 503 : 204).end());
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     const batches = new BatchServiceClient(gateway.server.address, credentials.createInsecure());
     const metadata = new Metadata();
     metadata.set("authorization", `Bearer ${TOKEN}`);
     await new Promise((resolve, reject) =>
       batches.createBatch(
-        { batchId: "console-batch", label: "two questions", items: [0, 1].map((i) => ({ itemId: `q${i}`, request: AskRequest.fromPartial({ question: `${QUESTION} (${i})`, generation: { maxTokens: 4 }, retrieval: { k: 2 } }) })) },
+        { batchId: "console-batch", label: "two questions", webhookUrl, items: [0, 1].map((i) => ({ itemId: `q${i}`, request: AskRequest.fromPartial({ question: `${QUESTION} (${i})`, generation: { maxTokens: 4 }, retrieval: { k: 2 } }) })) },
         metadata,
         (err, res) => (err ? reject(err) : resolve(res)),
       ),
@@ -249,9 +260,13 @@ describe.skipIf(missing !== undefined)(`web console in a real browser (Debian ch
     await row.waitFor();
     expect(await row.textContent()).toContain("console-batch");
     expect(await row.locator("progress").getAttribute("max")).toBe("2");
+    expect(await row.textContent()).toContain("webhook waiting");
     // The page follows a running batch: it refreshes until both items have finished.
     await page.waitForFunction(() => /completed/.test(document.querySelector("table.list tbody tr")?.textContent ?? ""), undefined, { timeout: 90_000 });
     expect(await row.locator("progress").getAttribute("value")).toBe("2");
+    // It keeps following the webhook until it is delivered: refused once (HTTP 503), then taken.
+    await page.waitForFunction(() => /webhook delivered · 2 attempts/.test(document.querySelector("table.list tbody tr")?.textContent ?? ""), undefined, { timeout: 30_000 });
+    receiver.close();
     await row.locator("button", { hasText: "Items" }).click();
     const items = page.locator('table[aria-label="Items of console-batch"] tbody tr');
     await items.nth(1).waitFor();

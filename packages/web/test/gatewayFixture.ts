@@ -30,7 +30,7 @@ export interface GatewayFixture {
  * A real gateway for the browser: the demo corpus ingested into a fresh store, stories260K (or the model
  * ATTR_RAG_MODEL names), the HTTP port with the built console, a bearer token.
  */
-export async function startConsoleGateway(token: string): Promise<GatewayFixture> {
+export async function startConsoleGateway(token: string, webhookSecret?: string): Promise<GatewayFixture> {
   const dir = mkdtempSync(join(tmpdir(), "attr-rag-web-"));
   const storeDir = join(dir, "store");
   const embedder = new UseLiteEmbedder();
@@ -45,7 +45,7 @@ export async function startConsoleGateway(token: string): Promise<GatewayFixture
   } finally {
     await embedder.dispose();
   }
-  const config = loadConfig({ overrides: { store: storeDir, model: defaultModelPath(), k: 6, maxTokens: 24, contextSize: 16_384, sequences: 4, threads: 1, authToken: token } });
+  const config = loadConfig({ overrides: { store: storeDir, model: defaultModelPath(), k: 6, maxTokens: 24, contextSize: 16_384, sequences: 4, threads: 1, authToken: token, ...(webhookSecret !== undefined ? { webhookSecret, webhookAllowedHosts: "127.0.0.1", webhookBackoffMs: 100 } : {}) } });
   const runtime = await Runtime.open(config);
   const server = await startGatewayServer({ runtime, httpPort: 0, consoleDir: CONSOLE_DIR, log: () => {} });
   return {

@@ -18,6 +18,18 @@ interface BatchJson {
   itemsPerMinute?: number;
   etaSeconds?: number;
   label?: string;
+  webhook?: { state?: string; attempts?: number; lastError?: string };
+}
+
+/** "waiting", "sending", "delivered", "gave up". */
+function webhookState(b: BatchJson): string | undefined {
+  return b.webhook?.state?.replace(/^WEBHOOK_DELIVERY_STATE_/, "").replace("_", " ").toLowerCase();
+}
+
+/** "webhook delivered · 3 attempts", "webhook sending · 2 attempts · HTTP 503". */
+function webhookText(b: BatchJson): string {
+  const attempts = b.webhook?.attempts ?? 0;
+  return ["webhook " + webhookState(b), attempts > 0 ? `${attempts} attempt${attempts === 1 ? "" : "s"}` : "", b.webhook?.lastError ?? ""].filter((p) => p !== "").join(" · ");
 }
 
 function stateLabel(b: BatchJson): string {
@@ -56,7 +68,8 @@ export function batchesPage(root: HTMLElement): void {
       status.textContent =
         batches.length === 0 ? "No batches yet (submit one with `attr-rag batch submit` or CreateBatch)." : `${batches.length} batch${batches.length === 1 ? "" : "es"}.`;
       // While a batch runs, follow it: refresh every 3 s for as long as this page is the one shown.
-      if (batches.some((b) => stateLabel(b) === "running" || stateLabel(b) === "cancelling")) {
+      // A webhook still to be delivered is followed too, until it is delivered or given up.
+      if (batches.some((b) => stateLabel(b) === "running" || stateLabel(b) === "cancelling" || webhookState(b) === "waiting" || webhookState(b) === "sending")) {
         setTimeout(() => {
           if (root.contains(body) && document.visibilityState === "visible") void load();
         }, 3_000);
@@ -82,7 +95,7 @@ function row(b: BatchJson): HTMLTableRowElement {
     "tr",
     {},
     el("td", {}, el("code", {}, b.batchId), b.label ? el("div", { class: "muted" }, b.label) : null),
-    el("td", {}, stateLabel(b)),
+    el("td", {}, stateLabel(b), b.webhook ? el("div", { class: "muted", title: b.webhook.lastError || "" }, webhookText(b)) : null),
     el("td", {}, el("progress", { max: Math.max(1, total), value: finished, "aria-label": `${finished} of ${total} items finished` }), `${finished} / ${total}`),
     el("td", {}, (b.itemsPerMinute ?? 0).toFixed(1)),
     el("td", {}, eta(b)),
