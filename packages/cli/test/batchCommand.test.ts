@@ -1,7 +1,5 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RemoteBatches } from "../src/batch/remoteBatches.js";
 import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
 import { cleanEnv, ingestDemoCorpus, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
+import { webhookReceiver } from "./helpers/webhookReceiver.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-batch-cli-"));
 const store = join(dir, "store");
@@ -134,17 +133,8 @@ describe("attr-rag batch (embedded gateway, batches.sqlite)", () => {
 
   it("batch - kill -9 of the gateway right after a batch ends: its webhook event is still delivered after the restart, once", async () => {
     let up = false;
-    const deliveries: { id: string; answered: number }[] = [];
-    const receiver = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        const answered = up ? 200 : 503;
-        deliveries.push({ id: String(req.headers["webhook-id"]), answered });
-        res.writeHead(answered).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const receiver = await webhookReceiver(() => (up ? 200 : 503));
+    const { deliveries, url: hook } = receiver;
     const secretFile = join(dir, "webhook.secret");
     writeFileSync(secretFile, `whsec_${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
     const serveArgs = ["serve", "--store", store, "--model", TEST_MODEL, "--port", "0", "--webhook-secret-file", secretFile, "--webhook-allowed-hosts", "127.0.0.1", "--webhook-backoff-ms", "200", ...ENGINE];

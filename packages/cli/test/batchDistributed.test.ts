@@ -1,7 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -14,6 +12,7 @@ import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
 import type { LocalCluster } from "../src/cluster/localCluster.js";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
 import { ingestDemoCorpus, REPO_ROOT, runCli } from "./helpers/runCli.js";
+import { webhookReceiver } from "./helpers/webhookReceiver.js";
 
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-batch-dist-"));
 const store = join(dir, "store");
@@ -93,19 +92,9 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
   });
 
   it("batches distributed - a batch with a webhook on two gateways: one delivery per attempt, refused once, then delivered once, signed", async () => {
-    const deliveries: { id: string; signature: string; timestamp: string; body: string; answered: number }[] = [];
-    const hook = createServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        const answered = deliveries.length === 0 ? 500 : 200;
-        deliveries.push({ id: String(req.headers["webhook-id"]), signature: String(req.headers["webhook-signature"]), timestamp: String(req.headers["webhook-timestamp"]), body, answered });
-        res.writeHead(answered).end();
-      });
-    });
-    await new Promise<void>((r) => hook.listen(0, "127.0.0.1", r));
+    const hook = await webhookReceiver((before) => (before === 0 ? 500 : 200));
+    const { deliveries, url } = hook;
     try {
-      const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
       const rows = rowsFile(dir, "hooked", 3, { max_tokens: 2, sentences: false });
       const submitted = await runCli(["batch", "submit", rows, "--server", liveGateways()[0]!, "--id", "hooked", "--webhook-url", url, "--wait"]);
       expect(submitted.code, submitted.stderr).toBe(0);
@@ -132,22 +121,13 @@ describe.skipIf(missing !== undefined)(`batches in distributed mode (real nats-s
 
   it("batches distributed - kill -9 of both gateways while a batch's webhook event waits for its receiver: a restarted gateway delivers it, once", async () => {
     let up = false;
-    const deliveries: { id: string; answered: number }[] = [];
-    const hook = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        const answered = up ? 200 : 503;
-        deliveries.push({ id: String(req.headers["webhook-id"]), answered });
-        res.writeHead(answered).end();
-      });
-    });
-    await new Promise<void>((r) => hook.listen(0, "127.0.0.1", r));
+    const hook = await webhookReceiver(() => (up ? 200 : 503));
+    const { deliveries, url } = hook;
     // Both gateways come back (below), also when an assertion fails first: later tests need two.
     onTestFinished(async () => {
       while (liveGateways().length < 2) await cluster.addGateway();
     });
     try {
-      const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
       const rows = rowsFile(dir, "hooked-kill", 2, { max_tokens: 2, sentences: false });
       const submitted = await runCli(["batch", "submit", rows, "--server", liveGateways()[0]!, "--id", "hooked-kill", "--webhook-url", url, "--wait"]);
       expect(submitted.code, submitted.stderr).toBe(0);

@@ -8,6 +8,7 @@ import type { BatchQueue, ClaimedItem } from "./batchStore.js";
 import { inSpan, linkTo, ROOT_CONTEXT, withLogFields } from "@attr-rag/telemetry";
 import { batchRunners, countBatchItem, countBatchRetry } from "../metrics/batchMetrics.js";
 import { CANCELLED_WHILE_RUNNING, ItemCollector } from "./itemResult.js";
+import { sleep } from "./sleep.js";
 
 export interface BatchRunnerOptions {
   readonly queue: BatchQueue;
@@ -177,16 +178,4 @@ export class BatchRunner {
       }
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -6,6 +6,7 @@ import type { ServiceLog } from "@attr-rag/index";
 import type { JetStreamBatchStore } from "../batch/jetstream/JetStreamBatchStore.js";
 import { attemptWebhook, outcomeLine, type WebhookSending } from "./attemptWebhook.js";
 import { countWebhookAttempt } from "../metrics/webhookMetrics.js";
+import { sleep } from "../batch/sleep.js";
 
 /** How often the batches with a webhook are looked at: an event is queued within this long of its batch ending. */
 const SWEEP_MS = 1_000;
@@ -18,17 +19,6 @@ export interface JetStreamWebhookSenderOptions extends WebhookSending {
   readonly ackWaitMs: number;
   readonly log: ServiceLog;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 
 export class JetStreamWebhookSender {
   readonly #stop = new AbortController();

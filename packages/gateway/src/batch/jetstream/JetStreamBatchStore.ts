@@ -234,7 +234,7 @@ export class JetStreamBatchStore implements BatchStore {
    */
   async queueEndedWebhooks(): Promise<string[]> {
     const queued: string[] = [];
-    for (const { id } of await this.#records.pendingWebhooks()) {
+    for (const id of await this.#records.pendingWebhooks()) {
       const record = await this.#records.get(id, { fresh: true });
       if (record === undefined || record.webhookUrl === "" || record.webhookQueued) {
         await this.#records.webhookDone(id); // expired, or queued by a gateway that died before clearing the mark

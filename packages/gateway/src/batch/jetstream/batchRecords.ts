@@ -60,16 +60,11 @@ export class BatchRecords {
     await this.kv.put(webhookKey(batchId), new Uint8Array());
   }
 
-  /** The batches marked pending, with when each was marked (Unix ms). */
-  async pendingWebhooks(): Promise<{ id: string; markedMs: number }[]> {
+  /** Ids of the batches marked pending (the keys alone: this is read every second). */
+  async pendingWebhooks(): Promise<string[]> {
     const ids: string[] = [];
     for await (const key of await this.kv.keys("webhook.*")) ids.push(key.slice("webhook.".length));
-    const out: { id: string; markedMs: number }[] = [];
-    for (const id of ids) {
-      const entry = await this.kv.get(webhookKey(id));
-      if (entry !== null && entry.operation === "PUT") out.push({ id, markedMs: entry.created.getTime() });
-    }
-    return out;
+    return ids;
   }
 
   /** The batch's event is queued (or will never be): no gateway needs to look at it again. */

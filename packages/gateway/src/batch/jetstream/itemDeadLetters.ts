@@ -2,6 +2,7 @@ import { status } from "@grpc/grpc-js";
 import type { Consumer, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { AskRequest, BATCH_DEAD_ITEMS_CONSUMER, BATCH_DEAD_ITEMS_STREAM, BATCH_ITEMS_STREAM, BatchItemJob, BatchItemResult, BatchItemState } from "@attr-rag/contracts";
 import { publishResult } from "./JetStreamBatchQueue.js";
+import { sleep } from "../sleep.js";
 
 interface MaxDeliveriesAdvisory {
   stream_seq: number;
@@ -62,7 +63,7 @@ export class ItemDeadLetters {
         // Said once per outage, not once per retry.
         if (!failing) this.log(`batch dead items: cannot read the advisories of items that ran out of deliveries (${(err as Error).message}); retrying every ${FETCH_BACKOFF_MS / 1000} s`);
         failing = true;
-        await delay(FETCH_BACKOFF_MS, signal);
+        await sleep(FETCH_BACKOFF_MS, signal);
       }
     }
   }
@@ -124,16 +125,4 @@ export class ItemDeadLetters {
     });
     if (recorded) this.log(`batch ${job.batchId}: item ${job.item?.itemId || job.index}: ${reason}`);
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
