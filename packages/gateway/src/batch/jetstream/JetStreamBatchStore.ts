@@ -228,9 +228,10 @@ export class JetStreamBatchStore implements BatchStore {
 
   /**
    * Queues the ended event of each batch with a webhook that has ended since the last look, and returns the
-   * ids of those this call queued (not another gateway at the same moment). Every gateway that delivers webhooks calls it every second: whichever sees the end first queues the
-   * event, a second one is dropped by its id, and a gateway killed right after the batch ended leaves the
-   * mark for the others (or for itself after a restart).
+   * ids of those this call queued (not another gateway at the same moment). Every gateway that delivers
+   * webhooks calls it every second: whichever sees the end first queues the event, a second one is dropped by
+   * its id, and a gateway killed right after the batch ended leaves the mark for the others (or for itself
+   * after a restart).
    */
   async queueEndedWebhooks(): Promise<string[]> {
     const queued: string[] = [];
@@ -257,14 +258,17 @@ export class JetStreamBatchStore implements BatchStore {
 
   /** Records an attempt of the batch's webhook and its outcome in the batch's record (GetBatch shows it). */
   async webhookAttempted(batchId: string, attempts: number, outcome: WebhookOutcome, nowMs = Date.now()): Promise<void> {
-    await this.#records.update(batchId, (r) => ({
-      ...r,
-      // Attempts only grow: a late write from a gateway that held an earlier delivery cannot lower them.
-      webhookAttempts: Math.max(r.webhookAttempts, attempts),
-      webhookLastError: outcome.kind === "delivered" ? "" : outcome.error,
-      webhookDeliveredUnixMs: outcome.kind === "delivered" ? nowMs : r.webhookDeliveredUnixMs,
-      webhookGaveUpUnixMs: outcome.kind === "gave-up" && Number(r.webhookDeliveredUnixMs) === 0 ? nowMs : r.webhookGaveUpUnixMs,
-    }));
+    // Settled stays settled, and attempts only grow: a late write from a gateway that held an earlier delivery changes neither.
+    await this.#records.update(batchId, (r) => {
+      if (Number(r.webhookDeliveredUnixMs) > 0 || Number(r.webhookGaveUpUnixMs) > 0) return r;
+      return {
+        ...r,
+        webhookAttempts: Math.max(r.webhookAttempts, attempts),
+        webhookLastError: outcome.kind === "delivered" ? "" : outcome.error,
+        webhookDeliveredUnixMs: outcome.kind === "delivered" ? nowMs : 0,
+        webhookGaveUpUnixMs: outcome.kind === "gave-up" ? nowMs : 0,
+      };
+    });
   }
 
   /** JetStream failures while NATS is unreachable are UNAVAILABLE (retry), not INTERNAL. */
