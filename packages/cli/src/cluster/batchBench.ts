@@ -10,6 +10,7 @@ import { RemoteBatches } from "../batch/remoteBatches.js";
 import { BENCH_QUESTIONS, stats, timedAsk, type LatencyStats } from "./clusterBench.js";
 import { ClusterProcess } from "./clusterProcess.js";
 import { cpuBetween, cpuSeconds } from "./processCpu.js";
+import { jobsPerWorker } from "./jobCounts.js";
 import { LocalCluster } from "./localCluster.js";
 
 export interface BatchBenchOptions {
@@ -61,9 +62,8 @@ export interface BatchBenchReport {
 }
 
 const items = (n: number, prefix: string, extra: Partial<AskRequest> = {}): BatchItem[] =>
-  Array.from({ length: n }, (_, i) => ({ itemId: `${prefix}-${i}`, request: AskRequest.fromPartial({ question: BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!, ...extra }) }));
+  Array.from({ length: n }, (_, i) => ({ itemId: `${prefix}-${i}`, request: AskRequest.fromPartial({ question: BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!, requestId: `${prefix}-${i}`, ...extra }) }));
 
-const finishedJobs = (p: ClusterProcess) => (p.stderr.match(/finished (occlusion|generation|likelihood) job/g) ?? []).length;
 /** CPU seconds so far of every process of a cluster, nats-server included, by name. */
 const clusterCpu = (cluster: LocalCluster): Record<string, number | undefined> => ({
   ...Object.fromEntries(cluster.processes.map((p) => [p.name, cpuSeconds(p.child.pid)])),
@@ -111,7 +111,6 @@ export async function runBatchBench(o: BatchBenchOptions): Promise<BatchBenchRep
     try {
       // Warm every worker (first decode allocations, page cache) before the clock starts.
       await Promise.all(Array.from({ length: workers }, (_, i) => timedAsk(cluster.gatewayAddress, BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!)));
-      const before = cluster.workers.map(finishedJobs);
       const cpuBefore = clusterCpu(cluster);
       say(`cluster with ${workers} worker(s): a batch of ${o.items} items`);
       const started = performance.now();
@@ -126,7 +125,7 @@ export async function runBatchBench(o: BatchBenchOptions): Promise<BatchBenchRep
         wall_ms: wall,
         items_per_minute: (o.items / wall) * 60_000,
         succeeded: end.counts!.succeeded,
-        jobs_per_worker: cluster.workers.map((w, i) => finishedJobs(w) - before[i]!),
+        jobs_per_worker: await jobsPerWorker(cluster.workers, `${id}-`),
         cpu_s: cpu,
         cores_s: Math.round((wall / 1000) * availableParallelism() * 100) / 100,
       });

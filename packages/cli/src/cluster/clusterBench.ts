@@ -3,9 +3,11 @@
 // gateway (`attr-rag serve --store --model`) and against a cluster with one worker, with the same engine
 // settings; the difference is the gateway + NATS overhead. Throughput: a batch of Asks in flight at once
 // against clusters of 1, 2, … single-threaded workers.
+import { randomBytes } from "node:crypto";
 import { AskRequest, type AskEvent } from "@attr-rag/contracts";
 import { remoteAsk } from "../ask/remoteAsk.js";
 import { ClusterProcess } from "./clusterProcess.js";
+import { jobsPerWorker } from "./jobCounts.js";
 import { LocalCluster } from "./localCluster.js";
 
 /** Procedural questions on the demo corpus; throughput asks cycle through them. */
@@ -49,7 +51,7 @@ export interface ThroughputRun {
   asks: number;
   wall_ms: number;
   asks_per_minute: number;
-  /** Engine jobs each worker finished in this run (occlusion + generation). */
+  /** Engine jobs (occlusion, generation, likelihood) each worker finished for this run's Asks. */
   jobs_per_worker: number[];
 }
 
@@ -73,10 +75,10 @@ export interface ClusterBenchReport {
 }
 
 /** One Ask through a gateway; its wall time as the client saw it and its final answer. */
-export async function timedAsk(address: string, question: string): Promise<{ ms: number; finalAnswer: string }> {
+export async function timedAsk(address: string, question: string, requestId?: string): Promise<{ ms: number; finalAnswer: string }> {
   let finalAnswer = "";
   const started = performance.now();
-  await remoteAsk({ address }, AskRequest.fromPartial({ question }), (e: AskEvent) => {
+  await remoteAsk({ address }, AskRequest.fromPartial({ question, ...(requestId !== undefined ? { requestId } : {}) }), (e: AskEvent) => {
     if (e.stage?.$case === "finalAnswer") finalAnswer = e.stage.value.text;
   }, new AbortController().signal);
   return { ms: performance.now() - started, finalAnswer };
@@ -96,13 +98,13 @@ export function stats(runs: readonly number[]): LatencyStats {
   return { median_ms: median, mean_ms: runs.reduce((s, x) => s + x, 0) / runs.length, min_ms: sorted[0]!, runs_ms: [...runs] };
 }
 
-const finishedJobs = (p: ClusterProcess) => (p.stderr.match(/finished (occlusion|generation|likelihood) job/g) ?? []).length;
 
 export async function runClusterBench(o: ClusterBenchOptions): Promise<ClusterBenchReport> {
   const say = o.onProgress ?? (() => {});
   const engine = ["--threads", String(o.threads), "--context-size", String(o.contextSize)];
   const request = ["--k", String(o.k), "--max-tokens", String(o.maxTokens)];
   const question = BENCH_QUESTIONS[0]!;
+  const run = `r${randomBytes(3).toString("hex")}`;
 
   say(`embedded gateway: ${o.repeats} asks one at a time (after one warm-up)`);
   const embeddedServer = ClusterProcess.spawn("embedded gateway", ["serve", "--store", o.store, "--model", o.modelPath, "--port", "0", ...engine, ...request]);
@@ -135,17 +137,17 @@ export async function runClusterBench(o: ClusterBenchOptions): Promise<ClusterBe
       if (!o.workerCounts.includes(workers)) continue;
       // Warm every worker (first decode allocations, page cache) before the clock starts.
       await Promise.all(Array.from({ length: workers }, (_, i) => timedAsk(cluster.gatewayAddress, BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!)));
-      const before = cluster.workers.map(finishedJobs);
       say(`cluster with ${workers} worker(s): ${o.asks} asks at once`);
+      const prefix = `bench-${run}-${workers}w-`;
       const started = performance.now();
-      await Promise.all(Array.from({ length: o.asks }, (_, i) => timedAsk(cluster.gatewayAddress, BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!)));
+      await Promise.all(Array.from({ length: o.asks }, (_, i) => timedAsk(cluster.gatewayAddress, BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!, `${prefix}${i}`)));
       const wall = performance.now() - started;
       throughput.push({
         workers,
         asks: o.asks,
         wall_ms: wall,
         asks_per_minute: (o.asks / wall) * 60_000,
-        jobs_per_worker: cluster.workers.map((w, i) => finishedJobs(w) - before[i]!),
+        jobs_per_worker: await jobsPerWorker(cluster.workers, prefix),
       });
     } finally {
       await cluster.stop();
