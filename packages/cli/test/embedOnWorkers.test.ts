@@ -80,7 +80,8 @@ describe.skipIf(missing !== undefined)(`embedding on the workers${missing ? ` (s
     const response = await ingested;
 
     expect(response).toMatchObject({ indexed: docs.length, failed: 0 });
-    expect(survivor.stderr).toMatch(/finished embed job/);
+    // Logged after the result is published, so it may reach us after the ingest's answer.
+    await expect.poll(() => /finished embed job/.test(survivor.stderr), { timeout: 10_000, interval: 20 }).toBe(true);
     expect(cluster.index!.stderr).toMatch(/embedding on the workers serving gguf:stories260K\.gguf@/);
     expect(cluster.index!.stderr).not.toMatch(/no worker serves the embedder/);
     await cluster.stop();
