@@ -98,7 +98,6 @@ export function stats(runs: readonly number[]): LatencyStats {
   return { median_ms: median, mean_ms: runs.reduce((s, x) => s + x, 0) / runs.length, min_ms: sorted[0]!, runs_ms: [...runs] };
 }
 
-
 export async function runClusterBench(o: ClusterBenchOptions): Promise<ClusterBenchReport> {
   const say = o.onProgress ?? (() => {});
   const engine = ["--threads", String(o.threads), "--context-size", String(o.contextSize)];

@@ -3,6 +3,7 @@
 // publishes a job's result before it logs "finished", and its stderr reaches us through a pipe while the
 // answer comes through NATS and the gateway, so a count taken when the last answer arrives can miss lines
 // or pick up the warm-up's late ones.
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ClusterProcess } from "./clusterProcess.js";
 
 const RUNNING = /running (?:occlusion|generation|likelihood) job ([^\s"]+) \(attempt \d+, request ([^)\s"]+)\)/g;
@@ -15,22 +16,17 @@ function startedFor(workers: readonly ClusterProcess[], prefix: string): Set<str
   return ids;
 }
 
-/** Per worker, how many of `jobs` it finished (a redelivered job finished twice counts for both workers). */
-function finishedOf(workers: readonly ClusterProcess[], jobs: ReadonlySet<string>): number[] {
-  return workers.map((w) => new Set([...w.stderr.matchAll(FINISHED)].map((m) => m[1]!).filter((id) => jobs.has(id))).size);
-}
-
 /**
- * Jobs each worker finished for the requests with this id prefix, once every such job that was started has
- * its "finished" line (or after `waitMs`, with whatever has arrived by then).
+ * Jobs each worker finished for the requests with this id prefix (a redelivered job finished twice counts
+ * for both workers), once every such job that was started has its "finished" line (or after `waitMs`,
+ * with whatever has arrived by then).
  */
 export async function jobsPerWorker(workers: readonly ClusterProcess[], prefix: string, waitMs = 10_000): Promise<number[]> {
   const until = Date.now() + waitMs;
   for (;;) {
     const started = startedFor(workers, prefix);
-    const finished = finishedOf(workers, started);
-    const done = new Set(workers.flatMap((w) => [...w.stderr.matchAll(FINISHED)].map((m) => m[1]!)));
-    if ([...started].every((id) => done.has(id)) || Date.now() >= until) return finished;
-    await new Promise((r) => setTimeout(r, 50));
+    const finished = workers.map((w) => new Set([...w.stderr.matchAll(FINISHED)].map((m) => m[1]!).filter((id) => started.has(id))));
+    if ([...started].every((id) => finished.some((ids) => ids.has(id))) || Date.now() >= until) return finished.map((ids) => ids.size);
+    await sleep(50);
   }
 }
