@@ -1,15 +1,29 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { IndexServiceClient } from "@attr-rag/contracts";
 import { credentials } from "@grpc/grpc-js";
+import { runCli } from "./helpers/runCli.js";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "attr-rag-index-serve-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A loopback port nobody listens on: one the system handed out and that was closed again. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 describe("attr-rag index serve", () => {
   it("cli index serve - serves a new store on a free port, answers GetStats, and exits 0 on SIGTERM", async () => {
@@ -50,5 +64,15 @@ describe("attr-rag index serve", () => {
     expect(missing.stderr).toMatch(/--create/);
     const port = await run(["--store", join(dir, "store"), "--port", "70000"]);
     expect(port.code).toBe(2);
+  });
+
+  it("cli index serve - a NATS URL it cannot connect to is reported without the URL's password", async () => {
+    const closed = await closedPort();
+    for (const url of [`nats://u:s3cret@127.0.0.1:${closed}`, `nats://a:pa/ss@127.0.0.1:${closed}`]) {
+      const run = await runCli(["index", "serve", "--store", join(dir, "store-nats"), "--create", "--port", "0", "--nats", url]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(`nats://127.0.0.1:${closed}`);
+      expect(run.stdout + run.stderr).not.toMatch(/s3cret|pa\/ss|u:|a:p/);
+    }
   });
 });

@@ -3,6 +3,7 @@
 // explained in terms of the option that caused it.
 import { readFileSync } from "node:fs";
 import { connect, credsAuthenticator, nkeyAuthenticator, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
+import { withoutCredentials } from "@attr-rag/telemetry";
 
 export interface NatsClientOptions {
   /** nats://host:port (comma-separated for a cluster). */
@@ -64,19 +65,46 @@ function readFile(path: string, option: string): Buffer {
   }
 }
 
+// Every role prints this message (the CLI on stderr, the gateway in its log), so it names the server by its URL
+// without the user part, and the client's own text loses any secret we passed it.
 function explain(err: unknown, o: NatsClientOptions): NatsConnectError {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = withoutSecrets(err instanceof Error ? err.message : String(err), o);
   const code = (err as { code?: string }).code ?? "";
+  const url = withoutCredentials(o.url);
   const auth = o.creds !== undefined ? "--nats-creds" : o.nkey !== undefined ? "--nats-nkey" : o.token !== undefined ? "--nats-token" : o.user !== undefined ? "--nats-user/--nats-pass" : undefined;
   if (/authoriz|authenticat/i.test(message) || /AUTH/i.test(code)) {
     return new NatsConnectError(
       auth === undefined
-        ? `NATS at ${o.url} requires credentials: pass --nats-creds, --nats-nkey, --nats-token or --nats-user/--nats-pass (${message})`
-        : `NATS at ${o.url} refused the credentials of ${auth} (${message}); check them against the server's accounts`,
+        ? `NATS at ${url} requires credentials: pass --nats-creds, --nats-nkey, --nats-token or --nats-user/--nats-pass (${message})`
+        : `NATS at ${url} refused the credentials of ${auth} (${message}); check them against the server's accounts`,
     );
   }
   if (/tls|certificate|self.signed|handshake/i.test(message)) {
-    return new NatsConnectError(`TLS with NATS at ${o.url} failed (${message}); check --nats-tls-ca and that the server speaks TLS`);
+    return new NatsConnectError(`TLS with NATS at ${url} failed (${message}); check --nats-tls-ca and that the server speaks TLS`);
   }
-  return new NatsConnectError(`cannot reach NATS at ${o.url} (${message}); is nats-server running there? (--nats)`);
+  if (/invalid url/i.test(message)) {
+    return new NatsConnectError(`--nats ${url} is not a valid URL (${message}); write any / @ : , in a user name or password percent-encoded (/ as %2F), or pass them with --nats-user/--nats-pass`);
+  }
+  return new NatsConnectError(`cannot reach NATS at ${url} (${message}); is nats-server running there? (--nats)`);
+}
+
+/** The client's message with the password, the token and each URL's user part cut out, should it quote them. */
+function withoutSecrets(message: string, o: NatsClientOptions): string {
+  const userParts = o.url.split(",").flatMap((item) => {
+    const at = item.lastIndexOf("@");
+    if (at < 0) return [];
+    const user = item.slice(0, at).replace(/^\s*[a-z][a-z0-9+.-]*:\/\//i, "").trim();
+    const pass = user.slice(user.indexOf(":") + 1);
+    return [user, pass, decoded(user), decoded(pass)];
+  });
+  const secrets = [o.pass, o.token, ...userParts].filter((s): s is string => s !== undefined && s !== "").sort((a, b) => b.length - a.length);
+  return secrets.reduce((text, secret) => text.split(secret).join("[redacted]"), message);
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

@@ -122,4 +122,15 @@ describe.skipIf(missing !== undefined)(`nats plumbing${missing ? ` (skipped: ${m
     await expect(connectNats({ url: server.url, name: "x", creds: join(dir, "none.creds") })).rejects.toThrow(/--nats-creds: cannot read/);
     await expect(connectNats({ url: "nats://127.0.0.1:1", name: "x", timeoutMs: 1_000 })).rejects.toThrow(/cannot reach NATS at nats:\/\/127\.0\.0\.1:1/);
   });
+
+  it("nats - a first-connect error names the server without the URL's password, however it is written", async () => {
+    for (const url of ["nats://a:s3cret@127.0.0.1:1", "nats://a:pa/ss@127.0.0.1:1", "nats://h:1,nats://a:p@ss%2Fx@127.0.0.1:1"]) {
+      const err = (await connectNats({ url, name: "x", timeoutMs: 1_000 }).catch((e: unknown) => e)) as Error;
+      expect(err, url).toBeInstanceOf(NatsConnectError);
+      expect(err.message, url).toMatch(/nats:\/\/127\.0\.0\.1:1/);
+      expect(err.message, url).not.toMatch(/s3cret|pa\/ss|p@ss|ss%2Fx|a:/);
+    }
+    const unencoded = (await connectNats({ url: "nats://a:pa/ss@127.0.0.1:1", name: "x", timeoutMs: 1_000 }).catch((e: unknown) => e)) as Error;
+    expect(unencoded.message).toMatch(/not a valid URL .*percent-encoded/);
+  });
 });

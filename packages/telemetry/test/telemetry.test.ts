@@ -93,6 +93,25 @@ describe("telemetry", () => {
     expect(withoutCredentials("user:pass@host:4222")).toBe("host:4222");
   });
 
+  it("credentials - a password holding / @ : or %-escapes never survives, alone or in a list", () => {
+    const cases: [string, string][] = [
+      ["nats://a:s3cret@127.0.0.1:9", "nats://127.0.0.1:9"],
+      ["nats://a:pa/ss@127.0.0.1:9", "nats://127.0.0.1:9"],
+      ["nats://a:p@ss@127.0.0.1:9", "nats://127.0.0.1:9"],
+      ["nats://a:p:a:ss@127.0.0.1:9", "nats://127.0.0.1:9"],
+      ["nats://a:pa%2Fss%40x@127.0.0.1:9", "nats://127.0.0.1:9"],
+      ["nats://a:pa?ss#x@127.0.0.1:9", "nats://127.0.0.1:9"],
+      ["nats://h1:4222, nats://a:pa/ss@h2:4222,a:p@ss@h3:4222", "nats://h1:4222, nats://h2:4222,h3:4222"],
+      ["tok/en@h:4222", "h:4222"],
+    ];
+    for (const [url, shown] of cases) {
+      const out = withoutCredentials(url);
+      expect(out, url).toBe(shown);
+      expect(out, url).not.toMatch(/s3cret|pa\/ss|p@ss|ss%40|pa\?ss|tok/);
+    }
+    expect(withoutCredentials("write to alice@example.com")).toBe("write to alice@example.com");
+  });
+
   it("logs - JSON off a terminal with the fields in force and secrets redacted; --log-format pretty gives one readable line", () => {
     const script = fileURLToPath(new URL("./fixtures/logLines.mjs", import.meta.url));
     const json = spawnSync(process.execPath, [script, "json"], { encoding: "utf8" });
