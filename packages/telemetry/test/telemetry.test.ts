@@ -2,6 +2,7 @@
 // stripped of credentials. The whole picture (Prometheus, OTLP, a cluster's logs) is in the CLI's
 // observability test.
 import { spawnSync } from "node:child_process";
+import { networkInterfaces } from "node:os";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { counter, extractTrace, injectTrace, MetricSources, gauge, startMetricsServer, trace, withoutCredentials, type HeaderCarrier } from "../src/index.js";
@@ -25,6 +26,25 @@ describe("telemetry", () => {
       expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
       expect((await fetch(`http://${server.address}/other`)).status).toBe(404);
       expect((await fetch(`http://${server.address}/metrics`, { method: "POST" })).status).toBe(405);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("metrics server - by default the socket is bound to loopback only: its bound address is 127.0.0.1, and this machine's other addresses are refused", async () => {
+    const server = await startMetricsServer({ port: 0 });
+    try {
+      expect(server.address).toBe(`127.0.0.1:${server.port}`);
+      const outside = Object.values(networkInterfaces())
+        .flat()
+        .find((i) => i !== undefined && i.family === "IPv4" && !i.internal);
+      if (outside !== undefined) {
+        const reached = await fetch(`http://${outside.address}:${server.port}/metrics`).then(
+          (r) => `answered ${r.status}`,
+          (err: unknown) => String((err as { cause?: { code?: string } }).cause?.code),
+        );
+        expect(reached).toBe("ECONNREFUSED");
+      }
     } finally {
       await server.close();
     }

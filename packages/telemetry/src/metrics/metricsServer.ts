@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { enableDefaultMetrics, metricsRegistry } from "./registry.js";
 
 export interface MetricsServer {
-  /** "host:port" as bound. */
+  /** "ip:port" as bound (IPv6 in brackets). */
   readonly address: string;
   readonly port: number;
   close(): Promise<void>;
@@ -39,9 +39,12 @@ export async function startMetricsServer(options: { host?: string; port: number 
   });
   // The role's own servers keep the process alive; the metrics port alone must not (a failed start exits).
   server.unref();
+  // Named by the address the socket is bound to, not the one asked for: what a scraper must reach, and what a
+  // test of the default bind can check.
   const bound = server.address();
   const port = typeof bound === "object" && bound !== null ? bound.port : options.port;
-  const shown = host.includes(":") ? `[${host}]` : host;
+  const ip = typeof bound === "object" && bound !== null ? bound.address : host;
+  const shown = ip.includes(":") ? `[${ip}]` : ip;
   return {
     address: `${shown}:${port}`,
     port,
