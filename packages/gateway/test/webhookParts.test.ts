@@ -1,7 +1,8 @@
 import { randomBytes, webcrypto } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { parseWebhookSecret, webhookHeaders } from "../src/webhooks/signWebhook.js";
-import { isInternalAddress, resolveWebhookTarget } from "../src/webhooks/webhookTarget.js";
+import { ipv6Bytes, ipv6Text } from "../src/webhooks/addressBytes.js";
+import { isInternalAddress, resolveWebhookTarget, WebhookTargetRefused } from "../src/webhooks/webhookTarget.js";
 
 // The building blocks of batch webhooks: Standard Webhooks signatures and the refusal of internal targets.
 describe("webhook signatures and targets", () => {
@@ -46,5 +47,41 @@ describe("webhook signatures and targets", () => {
     await expect(resolveWebhookTarget("ftp://93.184.216.34/x", [])).rejects.toThrow(/must be http or https, not ftp/);
     await expect(resolveWebhookTarget("https://user:pw@93.184.216.34/x", [])).rejects.toThrow(/must not carry credentials/);
     await expect(resolveWebhookTarget("not a url", [])).rejects.toThrow(/is not a URL/);
+  });
+
+  it("webhooks - IPv6 addresses that carry a blocked IPv4 address are internal: mapped (dotted or hex), NAT64, 6to4, Teredo, IPv4-compatible", async () => {
+    expect(ipv6Text(ipv6Bytes("::ffff:127.0.0.1"))).toBe("0:0:0:0:0:ffff:7f00:1");
+    expect(ipv6Text(ipv6Bytes("2002:7f00:1::1%eth0"))).toBe("2002:7f00:1:0:0:0:0:1");
+    const internal = [
+      ["::ffff:7f00:1", "mapped 127.0.0.1, as URL parsers write it"],
+      ["::ffff:a9fe:a9fe", "mapped 169.254.169.254"],
+      ["64:ff9b::7f00:1", "NAT64 of 127.0.0.1"],
+      ["64:ff9b::127.0.0.1", "NAT64 of 127.0.0.1, dotted"],
+      ["64:ff9b::a00:1", "NAT64 of 10.0.0.1"],
+      ["64:ff9b:1::808:808", "local-use NAT64 (a translator inside the network)"],
+      ["2002:7f00:1::", "6to4 of 127.0.0.1"],
+      ["2002:7f00:0001:0:0:0:0:1", "6to4 of 127.0.0.1, written out"],
+      ["2002:a9fe:a9fe::1", "6to4 of 169.254.169.254"],
+      ["2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo, client 127.0.0.1"],
+      ["::127.0.0.1", "IPv4-compatible 127.0.0.1"],
+      ["::7f00:1", "IPv4-compatible 127.0.0.1, hex"],
+      ["::8.8.8.8", "IPv4-compatible (deprecated, never routed)"],
+      ["fec0::1", "site-local"],
+      ["fe80::1%eth0", "link-local with a zone"],
+    ];
+    for (const [a, what] of internal) expect(isInternalAddress(a!), `${a} (${what})`).toBe(true);
+    for (const a of ["64:ff9b::808:808", "64:ff9b::8.8.8.8", "2002:808:808::1", "::ffff:808:808", "2001:0:4136:e378:8000:63bf:f7f7:f7f7"]) expect(isInternalAddress(a), a).toBe(false);
+    // The same through a URL, which the WHATWG parser rewrites (::ffff:127.0.0.1 becomes ::ffff:7f00:1).
+    expect(new URL("http://[::ffff:127.0.0.1]/").hostname).toBe("[::ffff:7f00:1]");
+    for (const url of ["http://[::ffff:127.0.0.1]/hook", "http://[64:ff9b::127.0.0.1]/hook", "http://[64:ff9b::7f00:1]:8080/hook", "http://[2002:7f00:0001::1]/hook", "http://[::127.0.0.1]/hook", "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook"]) {
+      const refused = await resolveWebhookTarget(url, []).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(refused, url).toBeInstanceOf(WebhookTargetRefused);
+      expect((refused as Error).message, url).toMatch(/an internal address/);
+    }
+    expect(await resolveWebhookTarget("http://[64:ff9b::808:808]/hook", [])).toMatchObject({ address: "64:ff9b::808:808", family: 6 });
+    expect(await resolveWebhookTarget("http://[2002:808:808::1]/hook", [])).toMatchObject({ address: "2002:808:808::1", family: 6 });
   });
 });
