@@ -47,6 +47,19 @@ describe.skipIf(missing !== undefined)(`batches in JetStream (real nats-server)$
     expect(BatchItemResult.decode(stored!.data).finalAnswer?.text).toBe("first");
   });
 
+  it("batches distributed - results outlive their records: the results stream keeps them twice the bucket's TTL, and one made with the records' age is lengthened at start", async () => {
+    const jsm = await jetstreamManager(nc);
+    const ttl = (await kv.status()).ttl;
+    expect(ttl).toBe(DEFAULT_BATCH_QUEUE.retentionMs);
+    const maxAgeMs = async () => (await jsm.streams.info(BATCH_RESULTS_STREAM)).config.max_age / 1e6;
+    expect(await maxAgeMs()).toBe(2 * ttl);
+    // A stream left by a release that kept results only as long as records.
+    await jsm.streams.update(BATCH_RESULTS_STREAM, { max_age: ttl * 1e6 });
+    expect(await maxAgeMs()).toBe(ttl);
+    await ensureBatchStreams(nc, jsm, DEFAULT_BATCH_QUEUE);
+    expect(await maxAgeMs()).toBe(2 * ttl);
+  });
+
   it("batches distributed - a batch id used again after its record expired: the earlier batch's results and queued items are not the new batch's", async () => {
     const signal = new AbortController().signal;
     const lines: string[] = [];

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AskRequest, BatchState } from "@attr-rag/contracts";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
 import { BatchClient } from "./helpers/batchClient.js";
@@ -105,5 +106,53 @@ describe("batch results over plain HTTP (GET /v1/batches/{id}/results.jsonl)", (
     expect((await curl(`${url}?format=csv`, { method: "GET", headers: AUTH })).status).toBe(400);
     expect((await curl(`${base}/v1/batches/nope/results.jsonl`, { method: "GET", headers: AUTH })).status).toBe(404);
     expect((await curl(url, { method: "POST", headers: AUTH, body: "x" })).status).toBe(405);
+  });
+
+  it("download - If-None-Match with *, a list or a weak tag gives 304; an invalid Range or another unit is ignored (200, whole); only a well-formed unsatisfiable one is 416", async () => {
+    const url = `${base}/v1/batches/dl/results.jsonl`;
+    await until(async () => (await batches.get("dl")).state === BatchState.BATCH_STATE_COMPLETED, "the batch ends", 240_000);
+    const whole = await curl(url, { method: "GET", headers: AUTH });
+    const etag = /^etag: (.*)$/im.exec((await runCurl(["-I", url])).stdout)![1]!.trim();
+    const status = async (headers: Record<string, string>, method = "GET") => (await curl(url, { method, headers: { ...AUTH, ...headers }, ...(method === "HEAD" ? { args: ["-I"] } : {}) })).status;
+    for (const match of ["*", `"other", ${etag}`, `W/"other",W/${etag}`, `W/${etag}`]) {
+      expect(await status({ "if-none-match": match }), match).toBe(304);
+      expect(await status({ "if-none-match": match }, "HEAD"), `HEAD ${match}`).toBe(304);
+    }
+    expect(await status({ "if-none-match": `"other", W/"else"` })).toBe(200);
+    // Invalid (last before first, no digits, junk, another unit) or several ranges: the whole file, 200.
+    for (const range of ["bytes=50-10", "bytes=-", "bytes=abc", "bytes=0-1,x", "items=0-5", "bytes 0-5", "bytes=0-1,5-6"]) {
+      const reply = await curl(url, { method: "GET", headers: { ...AUTH, range } });
+      expect(reply.status, range).toBe(200);
+      expect(reply.body.equals(whole.body), range).toBe(true);
+    }
+    // Well-formed: a suffix is the last bytes; past the end (or a zero suffix, or every range of a list) is 416.
+    const tail = await curl(url, { method: "GET", headers: { ...AUTH, range: "bytes=-20" } });
+    expect(tail.status).toBe(206);
+    expect(tail.body.equals(whole.body.subarray(-20))).toBe(true);
+    for (const range of [`bytes=${whole.body.length}-`, "bytes=-0", `bytes=${whole.body.length}-,${whole.body.length + 5}-${whole.body.length + 9}`]) {
+      expect(await status({ range }), range).toBe(416);
+    }
+    // A weak If-Range never lets the Range stand (strong comparison): the whole file.
+    expect(await status({ range: "bytes=0-9", "if-range": `W/${etag}` })).toBe(200);
+    expect(await status({ range: "bytes=0-9", "if-range": etag })).toBe(206);
+  });
+
+  it("download - results fewer than the batch recorded (one removed from batches.sqlite): 410 Gone saying why, for GET and HEAD, never a shorter file", async () => {
+    const url = `${base}/v1/batches/dl/results.jsonl`;
+    await until(async () => (await batches.get("dl")).state === BatchState.BATCH_STATE_COMPLETED, "the batch ends", 240_000);
+    expect((await curl(url, { method: "GET", headers: AUTH })).status).toBe(200);
+    // As if the first result had expired while the batch's record lived on: the record still counts it.
+    const db = new Database(join(store.dir, "batches.sqlite"));
+    try {
+      db.pragma("busy_timeout = 5000");
+      expect(db.prepare("DELETE FROM results WHERE batch_id = 'dl' AND pos = 0").run().changes).toBe(1);
+    } finally {
+      db.close();
+    }
+    const gone = await curl(url, { method: "GET", headers: AUTH });
+    expect(gone.status).toBe(410);
+    expect(JSON.parse(gone.body.toString("utf8")).message).toMatch(/1 of the 6 results batch dl recorded are no longer kept .*cannot be served whole or resumed/);
+    expect((await curl(url, { method: "GET", headers: { ...AUTH, range: "bytes=100-" } })).status).toBe(410);
+    expect((await curl(url, { method: "HEAD", headers: AUTH, args: ["-I"] })).status).toBe(410);
   });
 });

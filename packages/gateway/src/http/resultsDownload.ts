@@ -12,6 +12,7 @@ import { httpStatusOf } from "../batch/httpStatusOf.js";
 import { openaiRow } from "../batch/openaiRow.js";
 import { resultRow } from "../batch/resultRow.js";
 import { hasEnded } from "../batch/toBatch.js";
+import { ifRangeHolds, noneMatchHits, parseRange } from "./rangeRequests.js";
 
 export const RESULTS_ROUTE = /^\/v1\/batches\/([^/]+)\/results\.jsonl$/;
 const FORMATS = ["rows", "openai"] as const;
@@ -19,16 +20,6 @@ type Format = (typeof FORMATS)[number];
 
 function line(r: BatchItemResult, format: Format): Buffer {
   return Buffer.from(`${JSON.stringify(format === "openai" ? openaiRow(r) : resultRow(r))}\n`, "utf8");
-}
-
-/** `bytes=N-` or `bytes=N-M` (one range); undefined for no or an unusable header (served whole, as RFC 9110 allows). */
-function parseRange(header: string | undefined, total: number): { start: number; end: number } | "unsatisfiable" | undefined {
-  const m = /^bytes=(\d+)-(\d*)$/.exec(header?.trim() ?? "");
-  if (m === null) return undefined;
-  const start = Number(m[1]);
-  const end = m[2] === "" ? total - 1 : Math.min(Number(m[2]), total - 1);
-  if (start >= total || end < start) return "unsatisfiable";
-  return { start, end };
 }
 
 function fail(res: ServerResponse, httpStatus: number, code: string, message: string): void {
@@ -45,8 +36,11 @@ export async function serveResults(req: IncomingMessage, res: ServerResponse, st
   const format = (query.get("format") ?? "rows") as Format;
   if (!FORMATS.includes(format)) return fail(res, 400, "invalid_argument", `format must be rows or openai, got ${JSON.stringify(query.get("format"))}`);
   let ended: boolean;
+  let recorded: number;
   try {
-    ended = hasEnded((await store.get(batchId, signal)).state);
+    const batch = await store.get(batchId, signal);
+    ended = hasEnded(batch.state);
+    recorded = (batch.counts?.succeeded ?? 0) + (batch.counts?.failed ?? 0) + (batch.counts?.cancelled ?? 0);
   } catch (err) {
     if (err instanceof ServiceError) return fail(res, httpStatusOf(err.code), status[err.code]?.toLowerCase() ?? "unknown", err.message);
     throw err;
@@ -61,6 +55,18 @@ export async function serveResults(req: IncomingMessage, res: ServerResponse, st
     total += bytes.length;
     count++;
   }
+  // Results are only added, so fewer readable than the batch had recorded before this read means some are gone
+  // (expired before the batch's record): every later line moved up, and bytes resumed from an earlier download
+  // would splice two files silently. No file is better than a wrong one.
+  if (count < recorded) {
+    return fail(
+      res,
+      410,
+      "data_loss",
+      `${recorded - count} of the ${recorded} results batch ${batchId} recorded are no longer kept (they expired before the batch's record), so its results file cannot be served whole or resumed; ` +
+        `the ${count} left are still listed by ListBatchResults (attr-rag batch results), and the items without one can be submitted again as a new batch`,
+    );
+  }
   const etag = `"${digest.digest("hex").slice(0, 32)}"`;
   const headers: Record<string, string | number> = {
     "content-type": "application/jsonl; charset=utf-8",
@@ -71,9 +77,9 @@ export async function serveResults(req: IncomingMessage, res: ServerResponse, st
     "x-batch-state": ended ? "ended" : "running",
     "x-batch-results": count,
   };
-  if (req.headers["if-none-match"] === etag) return void res.writeHead(304, headers).end();
-  const ifRange = req.headers["if-range"];
-  const range = ifRange === undefined || ifRange === etag ? parseRange(req.headers.range, total) : undefined;
+  if (noneMatchHits(req.headers["if-none-match"], etag)) return void res.writeHead(304, headers).end();
+  // Range is defined for GET only (RFC 9110 14.2): a HEAD answers as the whole file's GET would.
+  const range = req.method === "GET" && ifRangeHolds(req.headers["if-range"], etag) ? parseRange(req.headers.range, total) : undefined;
   if (range === "unsatisfiable") {
     return void res.writeHead(416, { ...headers, "content-range": `bytes */${total}`, "content-type": "application/json" }).end(
       JSON.stringify({ code: "out_of_range", message: `the results file has ${total} bytes so far${ended ? "" : " (the batch is still running: ask again later)"}` }),

@@ -32,6 +32,19 @@ export interface BatchQueueSettings {
 
 export const DEFAULT_BATCH_QUEUE: BatchQueueSettings = { ackWaitMs: 30_000, maxDeliver: 10, retentionMs: 30 * 24 * 3600 * 1000 };
 
+/**
+ * How long results are kept: twice as long as records, so that a result outlives its batch's record. A
+ * record's time counts from its last write, and that comes after the batch's first result by as much as the
+ * batch's run plus its webhook's retries (webhookRetryFor, at most 30 days). A result expiring first would move
+ * every later one up: a download resumed from an earlier one (`curl -C -`, ListBatchResults from an offset)
+ * would splice two files silently. Only a batch that ran, with its webhook's retries, for longer than the
+ * retention itself can lose results before its record (results.jsonl refuses with 410 a batch whose counts
+ * still include results that are gone; counts read back from this stream after the loss cannot show it).
+ */
+export function resultsMaxAgeMs(settings: BatchQueueSettings): number {
+  return 2 * settings.retentionMs;
+}
+
 /** Re-sending a CreateBatch within this window never queues an item twice (JetStream de-duplicates by message id). */
 const ITEMS_DUPLICATE_WINDOW_MS = 3600 * 1000;
 
@@ -53,10 +66,15 @@ export async function ensureBatchStreams(nc: NatsConnection, jsm: JetStreamManag
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
     discard: DiscardPolicy.Old,
-    max_age: nanos(settings.retentionMs),
+    max_age: nanos(resultsMaxAgeMs(settings)),
     // Each item's subject holds its one result; the publish also says "only if it has none" (see publishResult).
     max_msgs_per_subject: 1,
   });
+  // A results stream made by an earlier release kept results only as long as records: lengthened, never shortened.
+  const results = await jsm.streams.info(BATCH_RESULTS_STREAM);
+  if (results.config.max_age !== 0 && results.config.max_age < nanos(resultsMaxAgeMs(settings))) {
+    await jsm.streams.update(BATCH_RESULTS_STREAM, { max_age: nanos(resultsMaxAgeMs(settings)) });
+  }
   await ensureDurableConsumer(jsm, BATCH_ITEMS_STREAM, {
     durable_name: BATCH_RUNNERS_CONSUMER,
     ack_policy: AckPolicy.Explicit,
