@@ -16,6 +16,13 @@ export function nonNegativeInt(name: string, value: string): number {
   return n;
 }
 
+/** Parses a number > 0 (fractions allowed), naming the option in the error. */
+export function positiveNumber(name: string, value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new CliError(`${name} must be a number > 0, got "${value}"`);
+  return n;
+}
+
 /** Parses --quantization (the vector element type a new store is created with). */
 export function parseQuantization(value: string | undefined): "f32" | "f16" | undefined {
   if (value === undefined) return undefined;

@@ -128,7 +128,7 @@ export {
 export type { IndexServiceServer } from "./gen/attr_rag/v1/index_service.js";
 
 // NATS: one shard of a sharded index
-export { FusionSettings, IndexLogApplied, IndexLogEntry, ShardSearchRequest, ShardSearchResponse, TermStats, TermStatsRequest } from "./gen/attr_rag/v1/index_shard.js";
+export { FusionSettings, IndexLogApplied, IndexLogEntry, IndexReplicaStatus, PrepareChunksRequest, PreparedChunks, ShardSearchRequest, ShardSearchResponse, TermStats, TermStatsRequest } from "./gen/attr_rag/v1/index_shard.js";
 
 // gRPC: AttrRagService
 export {
@@ -237,9 +237,11 @@ export {
   INDEX_NATS_SERVICE,
   indexShardNatsService,
   indexAppliedSubject,
+  indexReplaySubject,
   indexLogSubject,
   INDEX_LOG_STREAM,
   INDEX_LOG_STREAM_SUBJECTS,
+  INDEX_REPLICAS_STATUS_SUBJECT,
   INDEX_SNAPSHOT_BUCKET,
   MAX_INDEX_SHARDS,
   JOB_KINDS,

@@ -170,7 +170,7 @@ export const MAX_INDEX_SHARDS = 64;
  * shard count (`attr_rag.v1.index.shard.<S>.<i>.<endpoint>`), so a process started with another count is never
  * asked. The replicas of one shard share its queue group.
  */
-export function indexShardNatsService(shard: number, shards: number): NatsServiceInfo<"ingest" | "search" | "getChunks" | "deleteDocument" | "getStats" | "embedTexts" | "termStats" | "shardSearch"> {
+export function indexShardNatsService(shard: number, shards: number): NatsServiceInfo<"ingest" | "search" | "getChunks" | "deleteDocument" | "getStats" | "embedTexts" | "termStats" | "shardSearch" | "prepareChunks"> {
   if (!Number.isInteger(shards) || shards < 1 || shards > MAX_INDEX_SHARDS) throw new RangeError(`the shard count must be an integer from 1 to ${MAX_INDEX_SHARDS}, got ${shards}`);
   if (!Number.isInteger(shard) || shard < 0 || shard >= shards) throw new RangeError(`the shard must be an integer from 0 to ${shards - 1}, got ${shard}`);
   const service = `index.shard.${shards}.${shard}`;
@@ -188,6 +188,7 @@ export function indexShardNatsService(shard: number, shards: number): NatsServic
       embedTexts: endpoint(service, "embed_texts", "EmbedTextsRequest", "EmbedTextsResponse"),
       termStats: endpoint(service, "term_stats", "TermStatsRequest", "TermStats"),
       shardSearch: endpoint(service, "shard_search", "ShardSearchRequest", "ShardSearchResponse"),
+      prepareChunks: endpoint(service, "prepare_chunks", "PrepareChunksRequest", "PreparedChunks"),
     },
   };
 }
@@ -208,6 +209,19 @@ export function indexAppliedSubject(shard: number, shards: number, entryId: stri
   indexShardNatsService(shard, shards);
   return `${SUBJECT_PREFIX}.index.applied.${shards}.${shard}.${checkToken("log entry id", entryId)}`;
 }
+/**
+ * A writer whose entry was a duplicate (a retry with the same idempotency key) asks here for the notes the
+ * shard's replicas already published on indexAppliedSubject; `entryId` "*" is the replicas' subscription.
+ */
+export function indexReplaySubject(shard: number, shards: number, entryId: string): string {
+  indexShardNatsService(shard, shards);
+  return `${SUBJECT_PREFIX}.index.applied.${shards}.${shard}.${entryId === "*" ? "*" : checkToken("log entry id", entryId)}.replay`;
+}
+/**
+ * Every replica of a replicated index answers a request here with its IndexReplicaStatus, serving or not (a
+ * plain subscription, no queue group): GetCluster gathers them.
+ */
+export const INDEX_REPLICAS_STATUS_SUBJECT = `${SUBJECT_PREFIX}.index.replicas.status`;
 /** Object store bucket of replica snapshots (a store's files and the log sequence they include), per shard. */
 export const INDEX_SNAPSHOT_BUCKET = "attr-rag-index-snapshots";
 

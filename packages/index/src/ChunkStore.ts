@@ -3,7 +3,7 @@ import { chunkDocument, type Chunk } from "@attr-rag/core";
 import { DocumentNotFoundError, InvalidDocumentError, InvalidQueryError, StoreClosedError, StoreError } from "./errors.js";
 import { contentHash } from "./ingest/contentHash.js";
 import { distinctRuns } from "./ingest/distinctRuns.js";
-import { embedTexts } from "./ingest/embedTexts.js";
+import { checkVectors, embedTexts } from "./ingest/embedTexts.js";
 import { validateDocument } from "./ingest/validateDocument.js";
 import { Bm25Search } from "./search/bm25Search.js";
 import { ChunkTermCounts } from "./sqlite/chunkTermCounts.js";
@@ -158,37 +158,58 @@ export class ChunkStore {
    * failure writes nothing); a repeated id starts another run, and a failing run leaves the runs before it
    * written.
    */
-  upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction): Promise<UpsertResult[]> {
-    return this.#upsertDocuments(docs, embed, "upsertDocuments");
+  upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction, options: WriteOptions = {}): Promise<UpsertResult[]> {
+    return this.#upsertDocuments(docs, embed, "upsertDocuments", options);
   }
 
-  async #upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction, what: string): Promise<UpsertResult[]> {
+  async #upsertDocuments(docs: readonly DocumentInput[], embed: EmbedFunction, what: string, options: WriteOptions = {}): Promise<UpsertResult[]> {
     this.#assertOpen(what);
     if (!Array.isArray(docs)) throw new InvalidDocumentError(`${what}: expected an array of documents`);
     docs.forEach(validateDocument);
     if (typeof embed !== "function") throw new StoreError(`${what}: embed must be a function (texts) => Promise<Float32Array[]>`);
-    return this.#track(this.#upsertAll(docs, embed));
+    const sequence = validSequence(options.appliedSequence, what);
+    return this.#track(this.#upsertAll(docs, embed, sequence));
   }
 
-  async #upsertAll(docs: readonly DocumentInput[], embed: EmbedFunction): Promise<UpsertResult[]> {
+  async #upsertAll(docs: readonly DocumentInput[], embed: EmbedFunction, sequence: number | undefined): Promise<UpsertResult[]> {
     const results: UpsertResult[] = [];
-    for (const run of distinctRuns(docs, (d) => d.id)) results.push(...(await this.#upsertRun(run, embed)));
+    const runs = distinctRuns(docs, (d) => d.id);
+    // The sequence commits with the last run: the data it names is all written then.
+    for (const [i, run] of runs.entries()) results.push(...(await this.#upsertRun(run, embed, i === runs.length - 1 ? sequence : undefined)));
+    if (runs.length === 0 && sequence !== undefined) this.replica.applied = sequence;
     countIngested(results);
     return results;
   }
 
+  /**
+   * The chunk texts this store makes of a document (its chunker): what a writer embeds once for every
+   * replica (DocumentInput.vectors).
+   */
+  chunkTexts(docId: string, text: string): string[] {
+    this.#assertOpen("chunkTexts");
+    return chunkDocument(docId, text, this.#config.chunker).map((c) => c.text);
+  }
+
+  /** The chunker's settings as one string ("recursive max=1000 overlap=0"): replicas chunk alike when equal. */
+  get splitter(): string {
+    return splitterOf(this.#config.chunker);
+  }
+
   /** Documents with distinct ids: embedded together, written in one transaction (or not at all). */
-  async #upsertRun(docs: readonly DocumentInput[], embed: EmbedFunction, attempt = 1): Promise<UpsertResult[]> {
+  async #upsertRun(docs: readonly DocumentInput[], embed: EmbedFunction, sequence: number | undefined, attempt = 1): Promise<UpsertResult[]> {
     // Planned without writing anything: a document with the text already stored needs no chunks or vectors.
     const planned = docs.map((doc, i) => {
       const hash = contentHash(doc.text, this.#config.chunker);
       const same = this.#rows.get(doc.id)?.contentHash === hash;
-      return { i, doc, hash, chunks: same ? undefined : chunkDocument(doc.id, doc.text, this.#config.chunker) };
+      const chunks = same ? undefined : chunkDocument(doc.id, doc.text, this.#config.chunker);
+      // Vectors the caller made for exactly these chunks are taken as given (checked like any embedder's).
+      const given = chunks !== undefined && doc.vectors !== undefined && doc.vectors.length === chunks.length ? checkVectors(doc.vectors, this.embedder) : undefined;
+      return { i, doc, hash, chunks, given };
     });
-    const texts = planned.flatMap((p) => p.chunks?.map((chunk) => chunk.text) ?? []);
+    const texts = planned.flatMap((p) => (p.given === undefined ? (p.chunks?.map((chunk) => chunk.text) ?? []) : []));
     const vectors = await embedTexts(embed, texts, this.embedder, this.#embedBatchSize);
     let at = 0;
-    const withVectors = planned.map((p) => ({ ...p, vectors: vectors.slice(at, (at += p.chunks?.length ?? 0)) }));
+    const withVectors = planned.map((p) => ({ ...p, vectors: p.given ?? vectors.slice(at, (at += p.chunks?.length ?? 0)) }));
 
     const outcome = this.#db.transaction(() => {
       // Another upsert of the same id may have committed while this one was embedding. One planned as same text
@@ -210,11 +231,12 @@ export class ChunkStore {
         results[p.i] = { status: current ? "replaced" : "indexed", chunkCount: p.chunks!.length };
         write.push({ doc: p.doc, hash: p.hash, chunks: p.chunks!, vectors: p.vectors });
       }
-      const keys = this.#rows.insertAll(write.map((w) => ({ doc: { ...w.doc, contentHash: w.hash, textLength: w.doc.text.length }, chunks: w.chunks })));
+      const keys = this.#rows.insertAll(write.map((w) => ({ doc: { ...documentFields(w.doc), contentHash: w.hash, textLength: w.doc.text.length }, chunks: w.chunks })));
+      if (sequence !== undefined) this.replica.applied = sequence;
       return { results, removed, added: keys.flat(), vectors: write.flatMap((w) => w.vectors) };
     })();
     if (outcome === undefined) {
-      if (attempt < 3) return this.#upsertRun(docs, embed, attempt + 1);
+      if (attempt < 3) return this.#upsertRun(docs, embed, sequence, attempt + 1);
       throw new StoreError(`documents ${docs.map((d) => JSON.stringify(d.id)).join(", ")} kept changing while they were written (another writer); nothing was stored — try again`);
     }
     if (outcome.added.length > 0 || outcome.removed.length > 0) this.#vectors.apply(outcome.removed, outcome.added, outcome.vectors);
@@ -243,15 +265,21 @@ export class ChunkStore {
     return { status: same ? "unchanged" : "updated", chunkCount: current.chunkCount };
   }
 
-  /** Removes the document with its chunks, FTS rows and vectors. Throws DocumentNotFoundError if absent. */
-  deleteDocument(id: string): void {
+  /**
+   * Removes the document with its chunks, FTS rows and vectors. Throws DocumentNotFoundError if absent (with
+   * `appliedSequence`, the sequence is recorded all the same).
+   */
+  deleteDocument(id: string, options: WriteOptions = {}): void {
     this.#assertOpen("deleteDocument");
     if (typeof id !== "string" || id.length === 0) throw new InvalidDocumentError("deleteDocument: id must be a non-empty string");
+    const sequence = validSequence(options.appliedSequence, "deleteDocument");
     const removed = this.#db.transaction(() => {
       const keys = this.#rows.chunkKeys(id);
-      if (!this.#rows.delete(id)) throw new DocumentNotFoundError(id, "deleteDocument");
-      return keys;
+      const found = this.#rows.delete(id);
+      if (sequence !== undefined) this.replica.applied = sequence;
+      return found ? keys : undefined;
     })();
+    if (removed === undefined) throw new DocumentNotFoundError(id, "deleteDocument");
     this.#vectors.apply(removed, [], []);
   }
 
@@ -291,6 +319,18 @@ export class ChunkStore {
   async searchBm25Async(query: string, options: SearchOptions): Promise<SearchHit[]> {
     const r = this.#bm25Request(query, options, "searchBm25");
     return this.#pool === undefined ? this.#bm25Search(r) : this.#pool.search(r);
+  }
+
+  /**
+   * searchBm25Async with the ingest log sequence (ReplicaState.applied) of the data it searched, read in the
+   * same snapshot: a replica's answer says which version it is, even when a search thread ran it.
+   */
+  async searchBm25AtVersion(query: string, options: SearchOptions): Promise<{ hits: SearchHit[]; version: number }> {
+    const r = this.#bm25Request(query, options, "searchBm25");
+    if (this.#pool !== undefined) return this.#pool.searchAtVersion(r);
+    // On this thread the search runs to its end before anything else: no write lands in between.
+    const version = this.replica.applied;
+    return { hits: this.#bm25Search(r), version };
   }
 
   /**
@@ -500,4 +540,25 @@ function validBm25Method(options: SearchOptions, what: string): "topk" | "exhaus
   const method = options?.bm25Method ?? "topk";
   if (method === "topk" || method === "exhaustive") return method;
   throw new InvalidQueryError(`${what}: bm25Method must be "topk" or "exhaustive", got ${JSON.stringify(method)}`);
+}
+
+/** A write's options for a replica (see ReplicaState). */
+export interface WriteOptions {
+  /** The ingest log sequence this write applies: recorded in the write's own transaction. */
+  readonly appliedSequence?: number;
+}
+
+function validSequence(sequence: number | undefined, what: string): number | undefined {
+  if (sequence !== undefined && (!Number.isSafeInteger(sequence) || sequence < 1)) throw new StoreError(`${what}: appliedSequence must be a positive integer, got ${String(sequence)}`);
+  return sequence;
+}
+
+/** The document's own fields (not the vectors a caller may have attached). */
+function documentFields(doc: DocumentInput): DocumentInput {
+  const { vectors: _, ...fields } = doc;
+  return fields;
+}
+
+export function splitterOf(chunker: { readonly maxChars: number; readonly overlapChars: number }): string {
+  return `recursive max=${chunker.maxChars} overlap=${chunker.overlapChars}`;
 }

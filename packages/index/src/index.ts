@@ -1,6 +1,6 @@
 // Public API of @attr-rag/index: the durable chunk store (SQLite + FTS5 BM25 + usearch vectors).
 // Siblings import only from here.
-export { ChunkStore } from "./ChunkStore.js";
+export { ChunkStore, type WriteOptions } from "./ChunkStore.js";
 export { fuseHits, hybridCandidates } from "./search/fuseHits.js";
 export {
   DEFAULT_BM25_WEIGHT,
@@ -56,10 +56,12 @@ export {
 export { SCHEMA_VERSION } from "./sqlite/migrations.js";
 export { serveIndexOverNats, serveIndexShardOverNats } from "./nats/indexOverNats.js";
 export { NatsIndex } from "./nats/natsIndex.js";
-export { ShardedNatsIndex } from "./nats/shardedNatsIndex.js";
-export { startIndexReplica, type IndexReplica } from "./nats/indexReplica.js";
-export { IndexLogFollower, LogTrimmedError } from "./nats/indexLogFollower.js";
-export { IndexLogWriter } from "./nats/indexLogWriter.js";
+export { ShardedNatsIndex, type ShardedNatsIndexOptions } from "./nats/shardedNatsIndex.js";
+export { startIndexReplica, type IndexReplica, type IndexReplicaOptions } from "./nats/indexReplica.js";
+export { IndexLogFollower, LogTrimmedError, UnknownLogEntryError } from "./nats/indexLogFollower.js";
+export { IndexLogWriter, type IndexLogWriterOptions, type PrepareChunks } from "./nats/indexLogWriter.js";
+export { listIndexReplicas } from "./nats/listIndexReplicas.js";
+export { DEFAULT_LAG_LIMITS, type ReplicaLag, type ReplicaLagLimits } from "./nats/replicaLag.js";
 export type { RemoteIndex } from "./nats/remoteIndex.js";
 export { sumTermStats, type Bm25Corpus, type Bm25TermStats } from "./search/bm25Corpus.js";
 export { createIndexServiceOverNats } from "./nats/indexServiceOverNats.js";

@@ -65,6 +65,12 @@ export interface DocumentInput {
   readonly title?: string;
   readonly source?: string;
   readonly license?: string;
+  /**
+   * The chunks' vectors, made elsewhere by this store's embedder for the chunks this store makes of `text`
+   * (ChunkStore.chunkTexts): one per chunk, in order. Taken as given (checked as an embedder's are), so
+   * replicas fed the same vectors store the same bytes; with any other count the chunks are embedded.
+   */
+  readonly vectors?: readonly Float32Array[];
 }
 
 /**

@@ -1,11 +1,11 @@
 import type { Command } from "commander";
 import type { IndexServiceServer } from "@attr-rag/contracts";
-import { ChunkStore, createIndexServiceOverNats, LocalIndex, LogTrimmedError, serveIndexOverNats, startIndexReplica, startIndexServer, StoreNotFoundError, storeSources, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
+import { ChunkStore, createIndexServiceOverNats, DEFAULT_LAG_LIMITS, LocalIndex, LogTrimmedError, UnknownLogEntryError, serveIndexOverNats, startIndexReplica, startIndexServer, StoreNotFoundError, storeSources, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
 import { ConnectionWatch, type NatsConnection, type Service } from "@attr-rag/nats";
 import { NatsEngine, WorkerEmbedder } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
-import { cliShardSpec, positiveInt } from "../parseArgs.js";
+import { cliShardSpec, nonNegativeInt, positiveInt, positiveNumber } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
 import { lineLog, logger, withoutCredentials } from "@attr-rag/telemetry";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
@@ -19,6 +19,8 @@ interface IndexServeOptions extends NatsFlags {
   searchThreads: string;
   shard?: string;
   embedThreads?: string;
+  maxLagEntries: string;
+  maxLagSeconds: string;
 }
 
 /**
@@ -51,13 +53,16 @@ export function registerIndexServeCommand(program: Command): void {
     .option("--create", "create an empty store when --store has none")
     .option("--search-threads <n>", "threads BM25 searches run on, off the event loop (0: on it)", "2")
     .option("--embed-threads <n>", "CPU threads of a GGUF embedder in this process (default: all cores; several index processes on one machine should share them)")
-    .option("--shard <i/S>", "with --nats: serve shard i of a sharded index of S shards (the gateway's --index-shards S)");
+    .option("--shard <i/S>", "with --nats: serve shard i of a sharded index of S shards (the gateway's --index-shards S)")
+    .option("--max-lag-entries <n>", "with --shard: leave the shard's queue group while more than this many log entries are not applied", String(DEFAULT_LAG_LIMITS.entries))
+    .option("--max-lag-seconds <s>", "with --shard: leave the shard's queue group while the oldest entry not applied is older than this", String(DEFAULT_LAG_LIMITS.seconds));
   addNatsOptions(serve, false).action(async (o: IndexServeOptions) => {
     const port = parsePort(o.port);
     const searchThreads = Number(o.searchThreads);
     if (!Number.isInteger(searchThreads) || searchThreads < 0 || searchThreads > 64) throw new CliError(`--search-threads must be an integer from 0 to 64, got ${JSON.stringify(o.searchThreads)}`, 2);
     if (o.host.trim() === "") throw new CliError("--host is empty");
     const shard = o.shard === undefined ? undefined : cliShardSpec(o.shard);
+    const maxLag = { entries: nonNegativeInt("--max-lag-entries", o.maxLagEntries), seconds: positiveNumber("--max-lag-seconds", o.maxLagSeconds) };
     const embedThreads = o.embedThreads === undefined ? undefined : positiveInt("--embed-threads", o.embedThreads);
     const embedder: Embedder = await startEmbedder(o.embedder, embedThreads);
     let server: IndexServerHandle | undefined;
@@ -77,6 +82,14 @@ export function registerIndexServeCommand(program: Command): void {
         }
         throw storeErrorToCli(err);
       });
+      // A shard's store answers for its shard only: served as a whole index it would be one.
+      if (shard === undefined) {
+        try {
+          store.replica.assertUnsharded("serving it without --shard", store.path, "Serve it with --nats URL --shard {shard}.");
+        } catch (err) {
+          throw storeErrorToCli(err);
+        }
+      }
       if (searchThreads > 0) await store.useSearchThreads(searchThreads);
       unregisterStore = storeSources.add(store);
       const nats = natsOptions(o, `attr-rag-index-${process.pid}`);
@@ -94,8 +107,8 @@ export function registerIndexServeCommand(program: Command): void {
         if (shard === undefined) natsService = await serveIndexOverNats(nc, ctx);
         else {
           // Caught up with the shard's ingest log before answering anything.
-          replica = await startIndexReplica(nc, ctx, shard, log).catch((err: unknown) => {
-            if (err instanceof LogTrimmedError) throw new CliError(err.message, 2, { cause: err });
+          replica = await startIndexReplica(nc, ctx, shard, { log, maxLag }).catch((err: unknown) => {
+            if (err instanceof LogTrimmedError || err instanceof UnknownLogEntryError) throw new CliError(err.message, 2, { cause: err });
             throw storeErrorToCli(err);
           });
           const forward = createIndexServiceOverNats(replica.writes, nc);

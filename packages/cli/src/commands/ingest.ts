@@ -56,6 +56,14 @@ export function registerIngestCommand(program: Command): void {
           throw storeErrorToCli(err);
         });
         try {
+          // A store that follows an ingest log changes only through it; one that holds a shard only by --shard.
+          try {
+            store.replica.assertNotFollowing("attr-rag ingest", store.path);
+            if (shard === undefined) store.replica.assertUnsharded("plain ingest", store.path, "Ingest with --shard {shard}.");
+            else store.replica.claimShard(shard.shard, shard.shards, store.path);
+          } catch (err) {
+            throw storeErrorToCli(err);
+          }
           const counts = await ingestPaths(store, embedder, paths, maxFileBytes, shard);
           const stats = store.stats();
           await store.close();

@@ -29,6 +29,11 @@ export async function embedTexts(
   return out;
 }
 
+/** Vectors made elsewhere, checked as an embedder's are. */
+export function checkVectors(vectors: readonly Float32Array[], embedder: EmbedderInfo): Float32Array[] {
+  return vectors.map((v, i) => checkVector(v, i, embedder));
+}
+
 function checkVector(v: unknown, index: number, embedder: EmbedderInfo): Float32Array {
   if (!(v instanceof Float32Array)) {
     throw new EmbeddingError(`embedder "${embedder.id}" returned a ${describe(v)} for text ${index}; expected a Float32Array`);

@@ -1,4 +1,4 @@
-import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import { status } from "@grpc/grpc-js";
 import {
   IndexLogApplied,
@@ -10,15 +10,18 @@ import {
   type DeleteDocumentResponse,
   type Document,
   type DocumentIngestResult,
+  type PreparedChunks,
 } from "@attr-rag/contracts";
 import type { ShardSpec } from "@attr-rag/core";
 import type { NatsConnection } from "@attr-rag/nats";
-import { InvalidDocumentError } from "../errors.js";
+import { DocumentNotFoundError, InvalidDocumentError } from "../errors.js";
 import { validateDocument } from "../ingest/validateDocument.js";
 import type { ServiceContext } from "../service/context.js";
-import { deleteDocument } from "../service/deleteDocument.js";
 import { ServiceError } from "../service/ServiceError.js";
+import type { DocumentInput } from "../types.js";
 import { ENTRY_HEADER, ensureIndexLog } from "./indexLog.js";
+import { AppliedNotes } from "./appliedNotes.js";
+import type { ReplicaLag } from "./replicaLag.js";
 
 /** Entries applied together at most (see #run). */
 const BATCH = 64;
@@ -28,9 +31,16 @@ const STATUSES = { indexed: IngestStatus.INGEST_STATUS_INDEXED, unchanged: Inges
 /** After a failure that is not the document's own (embedder down, disk full), the entry is retried after this. */
 const RETRY_MS = 1_000;
 
+/** How often the log is looked at for how far behind this replica is (see lag()). */
+const DEFAULT_LOOK_MS = 1_000;
+
 export interface IndexLogFollowerOptions {
   /** Progress and failures, one line each. */
   readonly log?: (line: string) => void;
+  /** How often the follower looks at the log to measure its lag (ms). */
+  readonly lookMs?: number;
+  /** Called after every look at the log (and when the follower stops at an entry it cannot apply). */
+  readonly onLook?: () => void;
 }
 
 /** The log no longer holds the entries a store needs next (it was trimmed): a snapshot must fill the gap. */
@@ -44,76 +54,113 @@ export class LogTrimmedError extends ServiceError {
   }
 }
 
+/** An entry this replica cannot read (written by a newer writer): it stops there rather than skip it. */
+export class UnknownLogEntryError extends ServiceError {
+  constructor(
+    readonly sequence: number,
+    message: string,
+  ) {
+    super(status.FAILED_PRECONDITION, message);
+  }
+}
+
 /**
  * One replica's side of a replicated index: applies its shard's subject of the ingest log, in order, to its
  * own store (upserts and deletes, idempotent: a document whose text is unchanged is UNCHANGED), records the
- * last sequence applied in the store after each entry, and resumes after it when restarted. Each applied
- * entry is reported to the entry's writer (who may be waiting for N replicas). A failure that is the
- * document's own (it is invalid, too large) is applied as FAILED, as it would be on every replica; any other
- * stops the replica at that entry and retries it, so no replica ever skips one.
+ * last sequence applied in the same transaction as the entry's data, and resumes after it when restarted.
+ * Each applied entry is reported to the entry's writer (who may be waiting for N replicas). A failure that is
+ * the document's own (it is invalid, too large) is applied as FAILED, as it would be on every replica; any
+ * other stops the replica at that entry and retries it, so no replica ever skips one. An entry it cannot read
+ * (an operation it does not know) stops it for good, with the reason in `stoppedBecause`.
  */
 export class IndexLogFollower {
   readonly #nc: NatsConnection;
+  readonly #jsm: JetStreamManager;
   readonly #ctx: ServiceContext;
   readonly #spec: ShardSpec;
+  readonly #subject: string;
   readonly #log: (line: string) => void;
   readonly #replica: string;
+  readonly #lookMs: number;
+  readonly #onLook: () => void;
+  readonly notes = new AppliedNotes();
   #messages: ConsumerMessages | undefined;
   #stopped = false;
   #loop: Promise<void> = Promise.resolve();
+  #looking: Promise<void> = Promise.resolve();
+  #lookTimer: NodeJS.Timeout | undefined;
   #caughtUp: Promise<void>;
   #markCaughtUp: () => void = () => {};
+  #failCatchUp: (err: Error) => void = () => {};
   /** The log's last sequence for this shard when the follower started (0: empty). */
   #target = 0;
+  #lag: ReplicaLag = { entries: 0, seconds: 0 };
+  /** Received from the consumer and not applied yet, by sequence; and what the consumer said was left after the last. */
+  readonly #received = new Set<number>();
+  #pendingAfter = 0;
+  #stoppedBecause: string | undefined;
 
-  private constructor(nc: NatsConnection, ctx: ServiceContext, spec: ShardSpec, options: IndexLogFollowerOptions) {
+  private constructor(nc: NatsConnection, jsm: JetStreamManager, ctx: ServiceContext, spec: ShardSpec, options: IndexLogFollowerOptions) {
     this.#nc = nc;
+    this.#jsm = jsm;
     this.#ctx = ctx;
     this.#spec = spec;
+    this.#subject = indexLogSubject(spec.shard, spec.shards);
     this.#log = options.log ?? (() => {});
+    this.#lookMs = options.lookMs ?? DEFAULT_LOOK_MS;
+    this.#onLook = options.onLook ?? (() => {});
     this.#replica = ctx.store.replica.id;
-    this.#caughtUp = new Promise((resolve) => (this.#markCaughtUp = resolve));
+    this.#caughtUp = new Promise((resolve, reject) => {
+      this.#markCaughtUp = resolve;
+      this.#failCatchUp = reject;
+    });
+    // Nobody may be waiting yet: a rejection seen later by caughtUp()'s caller is not "unhandled".
+    this.#caughtUp.catch(() => {});
   }
 
   /**
    * Starts following. Throws LogTrimmedError when the log no longer reaches back to the store's next entry
-   * (restore a snapshot first), and StoreConfigMismatchError when the store holds another shard.
+   * (restore a snapshot first), StoreConfigMismatchError when the store holds another shard, and whatever
+   * JetStream answered when the log cannot be read (a start-up never guesses "nothing to catch up").
    */
   static async start(nc: NatsConnection, ctx: ServiceContext, spec: ShardSpec, options: IndexLogFollowerOptions = {}): Promise<IndexLogFollower> {
     ctx.store.replica.claimShard(spec.shard, spec.shards, ctx.store.path);
     const jsm = await jetstreamManager(nc);
     await ensureIndexLog(jsm);
-    const follower = new IndexLogFollower(nc, ctx, spec, options);
-    const applied = ctx.store.replica.applied;
-    const subject = indexLogSubject(spec.shard, spec.shards);
+    const follower = new IndexLogFollower(nc, jsm, ctx, spec, options);
+    const replica = ctx.store.replica;
+    const applied = replica.applied;
+    const subject = follower.#subject;
     const info = await jsm.streams.info(INDEX_LOG_STREAM, { subjects_filter: subject });
-    const first = info.state.first_seq;
-    // Sequences count within one stream: a store that applied another log's entries (the stream was deleted and
-    // made again) would skip this one's first entries as "applied".
+    // Sequences count within one stream: a store that followed another log (the stream was deleted and made
+    // again) would skip this one's first entries as "applied", or trust a position it never saw here.
     const logId = `${INDEX_LOG_STREAM} created ${info.created}`;
-    const heldLog = ctx.store.replica.log;
-    if (heldLog === undefined || applied === 0) ctx.store.replica.log = logId;
+    const heldLog = replica.log;
+    if (heldLog === undefined) replica.log = logId;
     else if (heldLog !== logId) {
       throw new LogTrimmedError(
         applied,
-        first,
-        `the store in ${ctx.store.path} applied entries up to ${applied} of another ingest log (${heldLog}), not of this one (${logId}): the stream was made anew. Serve an empty store (--create in a new directory), which rebuilds from this log, or restore a snapshot taken from this log`,
+        info.state.first_seq,
+        `the store in ${ctx.store.path} followed another ingest log (${heldLog}, applied up to ${applied}), not this one (${logId}): the stream was made anew. Serve an empty store (--create in a new directory), which rebuilds from this log, or restore a snapshot taken from this log`,
       );
     }
-    const held = info.state.subjects?.[subject] ?? 0;
-    // Everything before the stream's first sequence is gone; if entries after the store's last applied one
-    // were among them, only a snapshot can fill the gap.
-    if (held > 0 && applied + 1 < first) {
+    // Everything before the stream's first sequence is gone. The store knows its shard's subject held nothing
+    // it lacks up to max(applied, checked); any sequence after that and before the first may have been one of
+    // its entries, whether or not the subject holds anything now, and only a snapshot can fill that gap.
+    const first = info.state.first_seq;
+    const position = Math.max(applied, replica.checked);
+    if (first > position + 1) {
       throw new LogTrimmedError(
         applied,
         first,
-        `the ingest log starts at sequence ${first}, but the store in ${ctx.store.path} has applied up to ${applied}: the entries between were trimmed from the log. Start this replica from a snapshot of another replica of shard ${spec.shard}/${spec.shards} (\`attr-rag index snapshot --store THEIRS --out NEW\`, then serve NEW); it applies the log after the snapshot's last entry`,
+        `the ingest log starts at sequence ${first}, but the store in ${ctx.store.path} has applied up to ${applied}${position > applied ? ` (and saw nothing more of its shard up to ${position})` : ""}: the entries between were trimmed from the log. Start this replica from a snapshot of another replica of shard ${spec.shard}/${spec.shards} (\`attr-rag index snapshot --store THEIRS --out NEW\`, then serve NEW); it applies the log after the snapshot's last entry`,
       );
     }
     // The shard's last entry now: caughtUp resolves once it is applied.
-    follower.#target = held === 0 ? 0 : await lastOfSubject(jsm, subject);
+    follower.#target = (await jsm.streams.getMessage(INDEX_LOG_STREAM, { last_by_subj: subject }))?.seq ?? 0;
     if (follower.#target <= applied) follower.#markCaughtUp();
     follower.#loop = follower.#run();
+    follower.#scheduleLook(0);
     return follower;
   }
 
@@ -126,20 +173,72 @@ export class IndexLogFollower {
     return this.#replica;
   }
 
-  /** Resolves once the entries the log held at start are applied. */
+  get spec(): ShardSpec {
+    return this.#spec;
+  }
+
+  /** How far behind the log this replica was at its last look. */
+  get lag(): ReplicaLag {
+    return this.#lag;
+  }
+
+  /** Why the follower stopped applying for good (an entry it cannot read); undefined while it applies. */
+  get stoppedBecause(): string | undefined {
+    return this.#stoppedBecause;
+  }
+
+  /** Resolves once the entries the log held at start are applied; rejects if the follower stops before. */
   caughtUp(): Promise<void> {
     return this.#caughtUp;
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    clearTimeout(this.#lookTimer);
     await this.#messages?.close().catch(() => {});
     await this.#loop;
+    await this.#looking;
+  }
+
+  #scheduleLook(ms: number): void {
+    if (this.#stopped) return;
+    this.#lookTimer = setTimeout(() => {
+      this.#looking = this.#look()
+        .catch((err: unknown) => {
+          // A look that fails says nothing new: the last lag stands, and its age grows (see #look).
+          if (!this.#stopped) this.#log(`ingest log, shard ${this.#spec.shard}/${this.#spec.shards}: cannot measure the lag (${(err as Error).message})`);
+        })
+        .finally(() => {
+          this.#onLook();
+          this.#scheduleLook(this.#lookMs);
+        });
+    }, ms);
+  }
+
+  /**
+   * Measures the lag: the oldest entry of the shard after the applied one (its age), and how many entries the
+   * consumer has delivered and not applied plus those it says are left. When there is none, every sequence up
+   * to the stream's last is known to hold nothing this store lacks (ReplicaState.checked).
+   */
+  async #look(): Promise<void> {
+    const replica = this.#ctx.store.replica;
+    const applied = replica.applied;
+    const last = (await this.#jsm.streams.info(INDEX_LOG_STREAM)).state.last_seq;
+    // Read after `last`: an entry that lands in between is after `last`, so "none up to last" stays true.
+    const next = await this.#jsm.streams.getMessage(INDEX_LOG_STREAM, { next_by_subj: this.#subject, seq: applied + 1 } as unknown as { last_by_subj: string });
+    if (next === null) {
+      this.#lag = { entries: 0, seconds: 0 };
+      if (last > Math.max(applied, replica.checked)) replica.checked = last;
+      return;
+    }
+    for (const seq of this.#received) if (seq <= applied) this.#received.delete(seq);
+    const entries = Math.max(1, this.#received.size + this.#pendingAfter);
+    this.#lag = { entries, seconds: Math.max(0, (Date.now() - next.time.getTime()) / 1000) };
   }
 
   async #run(): Promise<void> {
     const js = jetstream(this.#nc);
-    const subject = indexLogSubject(this.#spec.shard, this.#spec.shards);
+    const subject = this.#subject;
     while (!this.#stopped) {
       try {
         // An ordered consumer from the entry after the last applied: in order, no acks, recreated by the client at
@@ -151,8 +250,15 @@ export class IndexLogFollower {
         await this.#drain(messages);
       } catch (err) {
         if (this.#stopped) break;
-        this.#log(`ingest log, shard ${this.#spec.shard}/${this.#spec.shards}: stopped at the entry after sequence ${this.applied} (${(err as Error).message}); retrying in ${RETRY_MS / 1000} s`);
         await this.#messages?.close().catch(() => {});
+        if (err instanceof UnknownLogEntryError) {
+          this.#stoppedBecause = err.message;
+          this.#log(`ingest log, shard ${this.#spec.shard}/${this.#spec.shards}: ${err.message}`);
+          this.#failCatchUp(err);
+          this.#onLook();
+          return;
+        }
+        this.#log(`ingest log, shard ${this.#spec.shard}/${this.#spec.shards}: stopped at the entry after sequence ${this.applied} (${(err as Error).message}); retrying in ${RETRY_MS / 1000} s`);
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }
     }
@@ -172,6 +278,8 @@ export class IndexLogFollower {
       try {
         for await (const m of messages) {
           queue.push(m);
+          this.#received.add(m.seq);
+          this.#pendingAfter = m.info.pending;
           wake?.();
           if (queue.length >= 4 * BATCH) await new Promise<void>((resolve) => (room = resolve));
         }
@@ -205,10 +313,10 @@ export class IndexLogFollower {
     // Read once: the store's meta table, not a field.
     const applied = store.replica.applied;
     const fresh = messages.filter((m) => m.seq > applied).map((m) => ({ m, entry: IndexLogEntry.decode(m.data) }));
-    let run: { m: JsMsg; doc: Document | undefined }[] = [];
+    let run: { m: JsMsg; doc: Document | undefined; prepared: PreparedChunks | undefined }[] = [];
     const flush = async () => {
       if (run.length === 0) return;
-      const results = await this.#upsertRun(run.map((r) => r.doc));
+      const results = await this.#upsertRun(run, run[run.length - 1]!.m.seq);
       this.#done(run.map((r, i) => ({ m: r.m, note: { replica: this.#replica, sequence: r.m.seq, ingest: results[i]! } })));
       run = [];
     };
@@ -216,35 +324,45 @@ export class IndexLogFollower {
       const op = entry.op;
       if (op?.$case === "upsert") {
         if (run.some((r) => r.doc?.id === op.value.document?.id)) await flush();
-        run.push({ m, doc: op.value.document });
+        run.push({ m, doc: op.value.document, prepared: entry.prepared });
+      } else if (op?.$case === "delete") {
+        await flush();
+        this.#done([{ m, note: { replica: this.#replica, sequence: m.seq, delete: this.#delete(op.value.docId, m.seq) } }]);
       } else {
         await flush();
-        const note: IndexLogApplied = { replica: this.#replica, sequence: m.seq };
-        if (op?.$case === "delete") note.delete = this.#delete(op.value.docId);
-        this.#done([{ m, note }]);
+        throw new UnknownLogEntryError(
+          m.seq,
+          `stopped at ingest log entry ${m.seq}: it holds an operation this version of attr-rag does not know (written by a newer one). Nothing after it is applied, and this replica answers no searches; upgrade \`attr-rag index serve\` on this replica, and it goes on from that entry`,
+        );
       }
     }
     await flush();
   }
 
-  /** Records entries as applied (the last one's sequence), tells their writers, and notes catching up. */
+  /** Records entries as applied (the data's own transaction already did, but for FAILED ones), tells their writers, notes catching up. */
   #done(applied: readonly { m: JsMsg; note: IndexLogApplied }[]): void {
     const last = applied[applied.length - 1]!.m.seq;
-    this.#ctx.store.replica.applied = last;
+    const replica = this.#ctx.store.replica;
+    if (replica.applied < last) replica.applied = last;
     for (const { m, note } of applied) {
+      this.#received.delete(m.seq);
       const id = m.headers?.get(ENTRY_HEADER);
-      if (id) this.#nc.publish(indexAppliedSubject(this.#spec.shard, this.#spec.shards, id), IndexLogApplied.encode(note).finish());
+      if (id) {
+        this.notes.remember(id, note);
+        this.#nc.publish(indexAppliedSubject(this.#spec.shard, this.#spec.shards, id), IndexLogApplied.encode(note).finish());
+      }
     }
     if (last >= this.#target) this.#markCaughtUp();
   }
 
   /**
-   * Upserts documents of distinct ids in one call. A document that is its own fault (missing, invalid, too large)
-   * is FAILED on every replica alike and left out; any other failure is thrown, and the run is retried.
+   * Upserts documents of distinct ids in one call, recording `sequence` with them. A document that is its own
+   * fault (missing, invalid, too large) is FAILED on every replica alike and left out; any other failure is
+   * thrown, and the run is retried.
    */
-  async #upsertRun(docs: readonly (Document | undefined)[]): Promise<DocumentIngestResult[]> {
+  async #upsertRun(run: readonly { doc: Document | undefined; prepared: PreparedChunks | undefined }[], sequence: number): Promise<DocumentIngestResult[]> {
     const store = this.#ctx.store;
-    const results: (DocumentIngestResult | undefined)[] = docs.map((doc) => {
+    const results: (DocumentIngestResult | undefined)[] = run.map(({ doc }) => {
       const docId = doc?.id ?? "";
       const failed = (message: string): DocumentIngestResult => ({ docId, status: IngestStatus.INGEST_STATUS_FAILED, chunkCount: store.getDocument(docId)?.chunkCount ?? 0, message });
       if (doc === undefined) return failed("the log entry carries no document");
@@ -258,31 +376,39 @@ export class IndexLogFollower {
       }
       return undefined;
     });
-    const valid = docs.flatMap((doc, i) => (results[i] === undefined ? [doc!] : []));
-    const upserted = valid.length === 0 ? [] : await store.upsertDocuments(valid.map(toInput), (texts) => this.#ctx.embedder.embed(texts, undefined, "batch"));
+    const valid = run.flatMap((r, i) => (results[i] === undefined ? [toInput(r.doc!, this.#vectorsFor(r.prepared))] : []));
+    const upserted = valid.length === 0 ? [] : await store.upsertDocuments(valid, (texts) => this.#ctx.embedder.embed(texts, undefined, "batch"), { appliedSequence: sequence });
     let next = 0;
     return results.map((r, i) => {
       if (r !== undefined) return r;
       const u = upserted[next++]!;
-      return { docId: docs[i]!.id, status: STATUSES[u.status], chunkCount: u.chunkCount, message: "" };
+      return { docId: run[i]!.doc!.id, status: STATUSES[u.status], chunkCount: u.chunkCount, message: "" };
     });
   }
 
-  #delete(docId: string): DeleteDocumentResponse {
-    return deleteDocument(this.#ctx, { docId, waitForReplicas: 0 });
+  /** The writer's vectors, when they were made the way this store would make them; else the store embeds. */
+  #vectorsFor(prepared: PreparedChunks | undefined): Float32Array[] | undefined {
+    const store = this.#ctx.store;
+    if (prepared === undefined || prepared.vectors.length === 0) return undefined;
+    if (prepared.embedder !== store.embedder.id || prepared.splitter !== store.splitter) return undefined;
+    return prepared.vectors.map((v) => Float32Array.from(v.values));
+  }
+
+  #delete(docId: string, sequence: number): DeleteDocumentResponse {
+    const store = this.#ctx.store;
+    // Writers refuse an empty id; one in the log anyway deletes nothing, on every replica alike.
+    if (docId.length === 0) return { found: false, chunksDeleted: 0 };
+    const existing = store.getDocument(docId);
+    try {
+      store.deleteDocument(docId, { appliedSequence: sequence });
+    } catch (err) {
+      if (err instanceof DocumentNotFoundError) return { found: false, chunksDeleted: 0 };
+      throw err;
+    }
+    return { found: true, chunksDeleted: existing?.chunkCount ?? 0 };
   }
 }
 
-function toInput(doc: Document) {
-  return { id: doc.id, text: doc.text, title: doc.title || undefined, source: doc.source || undefined, license: doc.license || undefined };
-}
-
-/** The sequence of the last message on `subject`. */
-async function lastOfSubject(jsm: Awaited<ReturnType<typeof jetstreamManager>>, subject: string): Promise<number> {
-  try {
-    const m = await jsm.streams.getMessage(INDEX_LOG_STREAM, { last_by_subj: subject });
-    return m?.seq ?? 0;
-  } catch {
-    return 0;
-  }
+function toInput(doc: Document, vectors?: Float32Array[]): DocumentInput {
+  return { id: doc.id, text: doc.text, title: doc.title || undefined, source: doc.source || undefined, license: doc.license || undefined, ...(vectors !== undefined ? { vectors } : {}) };
 }

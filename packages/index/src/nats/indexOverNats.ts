@@ -15,6 +15,8 @@ import {
   indexShardNatsService,
   IngestDocumentsRequest,
   IngestDocumentsResponse,
+  PrepareChunksRequest,
+  PreparedChunks,
   SearchRequest,
   SearchResponse,
   ShardSearchRequest,
@@ -32,7 +34,7 @@ import { getChunks } from "../service/getChunks.js";
 import { getStats } from "../service/getStats.js";
 import { ingestOne, ingestResponse } from "../service/ingestDocuments.js";
 import { search } from "../service/search.js";
-import { shardSearch, termStats } from "../service/shardSearch.js";
+import { prepareChunks, shardSearch, termStats } from "../service/shardSearch.js";
 import { toGrpcStatus } from "../service/toGrpcStatus.js";
 
 type IndexEndpoints = NatsServiceInfo<"ingest" | "search" | "getChunks" | "deleteDocument" | "getStats" | "embedTexts">["endpoints"];
@@ -97,5 +99,6 @@ export async function serveIndexShardOverNats(nc: NatsConnection, ctx: ServiceCo
     ...indexHandlers(ctx, e, writes),
     { endpoint: e.termStats, request: TermStatsRequest, response: TermStats, handle: async (r: TermStatsRequest) => termStats(ctx, r) },
     { endpoint: e.shardSearch, request: ShardSearchRequest, response: ShardSearchResponse, handle: (r: ShardSearchRequest, signal) => shardSearch(ctx, r, signal) },
+    { endpoint: e.prepareChunks, request: PrepareChunksRequest, response: PreparedChunks, handle: (r: PrepareChunksRequest, signal) => prepareChunks(ctx, r, signal) },
   ]);
 }

@@ -11,7 +11,18 @@ import type { SearchHit } from "../types.js";
 export function mergeShardLists(lists: readonly (readonly ScoredChunk[])[], k: number): ScoredChunk[] {
   const all = lists.flatMap((list, shard) => list.map((c, at) => ({ c, shard, at })));
   all.sort((a, b) => b.c.score - a.c.score || a.shard - b.shard || a.at - b.at);
-  return all.slice(0, k).map(({ c }) => c);
+  // A chunk belongs to one shard; should two answer it (a store refused as another shard's is the guard, this
+  // the last line), the merged list still holds it once, at its best place.
+  const seen = new Set<string>();
+  const merged: ScoredChunk[] = [];
+  for (const { c } of all) {
+    if (merged.length === k) break;
+    const id = c.chunk?.id;
+    if (id !== undefined && seen.has(id)) continue;
+    if (id !== undefined) seen.add(id);
+    merged.push(c);
+  }
+  return merged;
 }
 
 /** A merged list ranked afresh: rank and the mode's own rank are its place in the merged list. */

@@ -8,6 +8,8 @@ import {
   GetStatsRequest,
   GetStatsResponse,
   INDEX_NATS_SERVICE,
+  PrepareChunksRequest,
+  PreparedChunks,
   indexShardNatsService,
   IngestDocumentsRequest,
   IngestDocumentsResponse,
@@ -62,6 +64,11 @@ export class NatsIndex implements RemoteIndex {
   /** This shard's lists for a search (a shard only). */
   shardSearch(request: ShardSearchRequest, signal: AbortSignal): Promise<ShardSearchResponse> {
     return this.#read(this.#endpoint("shardSearch"), request, ShardSearchRequest, ShardSearchResponse, signal);
+  }
+
+  /** A document chunked and embedded by a replica of this shard, for the ingest log (a shard only). */
+  prepareChunks(request: PrepareChunksRequest, signal: AbortSignal): Promise<PreparedChunks> {
+    return this.#read(this.#endpoint("prepareChunks"), request, PrepareChunksRequest, PreparedChunks, signal);
   }
 
   #endpoint(name: keyof ReturnType<typeof indexShardNatsService>["endpoints"]): NatsEndpoint {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { status } from "@grpc/grpc-js";
 import {
   RetrievalMode,
@@ -13,6 +14,8 @@ import {
   type IngestDocumentsResponse,
   type SearchRequest,
   type SearchResponse,
+  type Document,
+  type ShardSearchRequest,
   type ShardSearchResponse,
   type TermStats,
 } from "@attr-rag/contracts";
@@ -44,12 +47,16 @@ export class ShardedNatsIndex implements RemoteIndex {
   readonly #nc: NatsConnection;
   readonly #timeoutMs: number;
   readonly #cache: CorpusStatsCache;
+  readonly #vectorsAtWriter: boolean;
   #writer: Promise<IndexLogWriter> | undefined;
+  /** The writer once open: searches ask each shard for at least what it saw applied (read-your-writes). */
+  #opened: IndexLogWriter | undefined;
   #nextEmbed = 0;
 
-  constructor(nc: NatsConnection, shards: number, watch?: ConnectionWatch, timeoutMs = 60_000) {
+  constructor(nc: NatsConnection, shards: number, watch?: ConnectionWatch, timeoutMs = 60_000, options: ShardedNatsIndexOptions = {}) {
     this.#nc = nc;
     this.#timeoutMs = timeoutMs;
+    this.#vectorsAtWriter = options.vectorsAtWriter ?? true;
     this.#cache = new CorpusStatsCache(shards);
     this.#shards = Array.from({ length: shards }, (_, shard) => NatsIndex.shard(nc, { shard, shards }, watch, timeoutMs));
   }
@@ -66,7 +73,7 @@ export class ShardedNatsIndex implements RemoteIndex {
     // k beyond MAX_K is refused by every shard with its own message; the candidates stay within it.
     const candidates = hybrid ? Math.min(MAX_K, hybridCandidates(k)) : 0;
     let parts: ShardSearchResponse[];
-    if (mode === RetrievalMode.RETRIEVAL_MODE_DENSE) parts = await this.#all(signal, (s, sig) => s.shardSearch({ search: request, candidates, expectedVersion: 0, checkVersion: false }, sig));
+    if (mode === RetrievalMode.RETRIEVAL_MODE_DENSE) parts = await this.#all(signal, (s, sig, shard) => this.#searchShard(s, shard, { search: request, candidates, expectedVersion: 0, checkVersion: false }, sig));
     else {
       // BM25 scores need the corpus's figures at the versions the shards are at: counted (or remembered), then
       // searched; a shard that moved on in between answers stale, and the figures are counted again. After a few
@@ -74,7 +81,7 @@ export class ShardedNatsIndex implements RemoteIndex {
       for (let attempt = 0; ; attempt++) {
         const { corpus, versions } = await this.#corpus(request.query, signal, attempt > 0);
         const check = attempt < STALE_RETRIES;
-        parts = await this.#all(signal, (s, sig, shard) => s.shardSearch({ search: request, corpus, candidates, expectedVersion: versions[shard]!, checkVersion: check }, sig));
+        parts = await this.#all(signal, (s, sig, shard) => this.#searchShard(s, shard, { search: request, corpus, candidates, expectedVersion: versions[shard]!, checkVersion: check }, sig));
         if (!parts.some((p) => p.stale)) break;
         this.#cache.clear();
       }
@@ -94,12 +101,38 @@ export class ShardedNatsIndex implements RemoteIndex {
     if (multiTokenPhrases.length > 0) throw new ServiceError(status.INVALID_ARGUMENT, multiTokenPhraseError(multiTokenPhrases).message);
     const known = recount ? undefined : this.#cache.lookup(tokens);
     if (known !== undefined) return known;
-    const parts = await this.#all(signal, (s, sig) => s.termStats({ query }, sig));
+    const parts = await this.#all(signal, (s, sig, shard) => this.#fresh(shard, sig, () => s.termStats({ query }, sig)));
     const phrases = [...new Set(parts.flatMap((p) => p.multiTokenPhrases))];
     if (phrases.length > 0) throw new ServiceError(status.INVALID_ARGUMENT, multiTokenPhraseError(phrases).message);
     this.#cache.remember(parts);
     const sum = sumTermStats(parts.map((p) => ({ rows: p.rows, tokens: p.tokens, df: p.documentFrequency })));
     return { corpus: { rows: sum.rows, tokens: sum.tokens, documentFrequency: { ...sum.df }, multiTokenPhrases: [], version: 0 }, versions: parts.map((p) => p.version) };
+  }
+
+  /** One shard's part of a search, from a replica that has applied every write this index saw applied there. */
+  #searchShard(s: NatsIndex, shard: number, request: Omit<ShardSearchRequest, "minApplied">, signal: AbortSignal): Promise<ShardSearchResponse> {
+    return this.#fresh(shard, signal, (minApplied) => s.shardSearch({ ...request, minApplied }, signal));
+  }
+
+  /**
+   * Read-your-writes: asks again (the queue group picks a replica each time) while the answer comes from a
+   * replica that has not applied the last entry of the shard this index saw applied. A replica that stays
+   * behind leaves the queue group (IndexReplica), so the asking ends; the call's timeout bounds it.
+   */
+  async #fresh<T extends { version: number }>(shard: number, signal: AbortSignal, call: (minApplied: number) => Promise<T>): Promise<T> {
+    const minApplied = this.#opened?.minApplied(shard) ?? 0;
+    const deadline = performance.now() + this.#timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      const answer = await call(minApplied);
+      if (answer.version >= minApplied) return answer;
+      if (performance.now() > deadline) {
+        throw new ServiceError(
+          status.UNAVAILABLE,
+          `no replica of index shard ${shard} of ${this.shards} has applied ingest log entry ${minApplied} (a write this gateway saw applied) within ${this.#timeoutMs / 1000} s; the last answer was at ${answer.version}. See which replicas are behind with GetCluster`,
+        );
+      }
+      await sleep(Math.min(100, 2 ** attempt), undefined, { signal });
+    }
   }
 
   #fusion(parts: readonly ShardSearchResponse[]): FusionSettings {
@@ -173,10 +206,14 @@ export class ShardedNatsIndex implements RemoteIndex {
   }
 
   #log(): Promise<IndexLogWriter> {
-    this.#writer ??= IndexLogWriter.open(this.#nc, this.shards, this.#timeoutMs).catch((err: unknown) => {
-      this.#writer = undefined;
-      throw new ServiceError(status.UNAVAILABLE, `cannot open the ingest log on NATS (JetStream): ${(err as Error).message}; is the server started with -js?`, { cause: err });
-    });
+    const prepare = this.#vectorsAtWriter ? (shard: number, document: Document, signal: AbortSignal) => this.#shards[shard]!.prepareChunks({ document }, signal) : undefined;
+    this.#writer ??= IndexLogWriter.open(this.#nc, this.shards, { timeoutMs: this.#timeoutMs, ...(prepare ? { prepare } : {}) }).then(
+      (writer) => (this.#opened = writer),
+      (err: unknown) => {
+        this.#writer = undefined;
+        throw new ServiceError(status.UNAVAILABLE, `cannot open the ingest log on NATS (JetStream): ${(err as Error).message}; is the server started with -js?`, { cause: err });
+      },
+    );
     return this.#writer;
   }
 
@@ -197,6 +234,15 @@ export class ShardedNatsIndex implements RemoteIndex {
       failed.abort();
     }
   }
+}
+
+export interface ShardedNatsIndexOptions {
+  /**
+   * Upserts carry their chunks' vectors, made once by a replica of the document's shard (on the workers when
+   * they serve its embedder), so replicas store identical vectors and apply fast. Default true; false leaves
+   * every replica to embed what it applies (as logs written before vectors were carried).
+   */
+  readonly vectorsAtWriter?: boolean;
 }
 
 /** Searches checked against the shards' versions before one goes ahead unchecked (see search). */

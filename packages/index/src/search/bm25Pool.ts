@@ -18,17 +18,17 @@ export interface Bm25PoolRequest {
  * (workerData.module) and opens the store's SQLite file read-only. WAL lets any number of such readers run
  * beside the one writer; each sees the last committed state when its search starts.
  *
- * Protocol: `{ id, query, k, filters, method }` → `{ id, hits }` or `{ id, error: { name, message } }`.
+ * Protocol: `{ id, query, k, filters, method, atVersion? }` → `{ id, hits, version? }` or `{ id, error: { name, message } }`.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { pathToFileURL } = require("node:url");
 const reader = import(pathToFileURL(workerData.module).href).then((m) => m.openBm25Reader(workerData.sqlite));
 reader.catch(() => undefined);
-parentPort.on("message", async ({ id, query, k, filters, method, corpus }) => {
+parentPort.on("message", async ({ id, query, k, filters, method, corpus, atVersion }) => {
   try {
     const r = await reader;
-    parentPort.postMessage({ id, hits: r.search(query, k, filters, method, corpus) });
+    parentPort.postMessage(atVersion ? { id, ...r.searchAtVersion(query, k, filters, method, corpus) } : { id, hits: r.search(query, k, filters, method, corpus) });
   } catch (err) {
     parentPort.postMessage({ id, error: { name: (err && err.name) || "Error", message: String((err && err.message) || err) } });
   }
@@ -41,6 +41,13 @@ parentPort.on("message", async ({ id, query, k, filters, method, corpus }) => {
  */
 const MODULE = fileURLToPath(new URL("../../dist/search/bm25Reader.js", import.meta.url));
 
+interface Answer {
+  readonly hits: SearchHit[];
+  readonly version?: number;
+}
+
+type Message = { id: number; hits?: SearchHit[]; version?: number; error?: { name: string; message: string } };
+
 interface Slot {
   readonly worker: Worker;
   busy: number;
@@ -52,7 +59,7 @@ interface Slot {
  */
 export class Bm25Pool {
   readonly #slots: Slot[];
-  readonly #pending = new Map<number, { resolve: (hits: SearchHit[]) => void; reject: (err: Error) => void; slot: Slot }>();
+  readonly #pending = new Map<number, { resolve: (answer: Answer) => void; reject: (err: Error) => void; slot: Slot }>();
   #nextId = 1;
   #closed = false;
 
@@ -60,7 +67,7 @@ export class Bm25Pool {
     if (!Number.isInteger(threads) || threads < 1) throw new StoreError(`search threads must be an integer ≥ 1, got ${threads}`);
     this.#slots = Array.from({ length: threads }, () => {
       const slot: Slot = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData: { module: MODULE, sqlite: sqlitePath } }), busy: 0 };
-      slot.worker.on("message", (m: { id: number; hits?: SearchHit[]; error?: { name: string; message: string } }) => this.#settle(m));
+      slot.worker.on("message", (m: Message) => this.#settle(m));
       slot.worker.on("error", (err) => this.#failAll(slot, err));
       slot.worker.on("exit", (code) => this.#failAll(slot, new StoreError(`a BM25 search thread exited (code ${code})`)));
       slot.worker.unref();
@@ -72,7 +79,17 @@ export class Bm25Pool {
     return this.#slots.length;
   }
 
-  search(request: Bm25PoolRequest): Promise<SearchHit[]> {
+  async search(request: Bm25PoolRequest): Promise<SearchHit[]> {
+    return (await this.#send(request, false)).hits;
+  }
+
+  /** search, with the store's applied ingest log sequence read in the thread's same snapshot. */
+  async searchAtVersion(request: Bm25PoolRequest): Promise<{ hits: SearchHit[]; version: number }> {
+    const { hits, version } = await this.#send(request, true);
+    return { hits, version: version ?? 0 };
+  }
+
+  #send(request: Bm25PoolRequest, atVersion: boolean): Promise<Answer> {
     if (this.#closed) return Promise.reject(new StoreError("the BM25 search threads are closed"));
     const slot = this.#slots.reduce((best, s) => (s.busy < best.busy ? s : best));
     const id = this.#nextId++;
@@ -80,7 +97,7 @@ export class Bm25Pool {
     if (slot.busy === 1) slot.worker.ref();
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, slot });
-      slot.worker.postMessage({ id, ...request });
+      slot.worker.postMessage({ id, ...request, atVersion });
     });
   }
 
@@ -90,7 +107,7 @@ export class Bm25Pool {
     await Promise.all(this.#slots.map((s) => s.worker.terminate()));
   }
 
-  #settle(m: { id: number; hits?: SearchHit[]; error?: { name: string; message: string } }): void {
+  #settle(m: Message): void {
     const p = this.#pending.get(m.id);
     if (p === undefined) return;
     this.#pending.delete(m.id);
@@ -100,7 +117,7 @@ export class Bm25Pool {
       const err = m.error.name === "InvalidQueryError" ? new InvalidQueryError(m.error.message) : new StoreError(m.error.message);
       err.name = m.error.name;
       p.reject(err);
-    } else p.resolve(m.hits ?? []);
+    } else p.resolve({ hits: m.hits ?? [], ...(m.version !== undefined ? { version: m.version } : {}) });
   }
 
   #failAll(slot: Slot, err: Error): void {

@@ -1,4 +1,5 @@
 import type { GetStatsRequest, GetStatsResponse } from "@attr-rag/contracts";
+import { splitterOf } from "../ChunkStore.js";
 import type { ServiceContext } from "./context.js";
 import { unaryHandler } from "./unaryHandler.js";
 
@@ -14,7 +15,7 @@ export function getStats(ctx: ServiceContext): GetStatsResponse {
     databaseBytes: s.files.sqlite + s.files.wal,
     vectorIndexBytes: s.files.vectors,
     vectors: s.vectors,
-    splitter: `recursive max=${s.chunker.maxChars} overlap=${s.chunker.overlapChars}`,
+    splitter: splitterOf(s.chunker),
   };
 }
 

@@ -1,10 +1,12 @@
-import { RetrievalMode, type FusionSettings as ProtoFusion, type ShardSearchRequest, type ShardSearchResponse, type TermStats, type TermStatsRequest } from "@attr-rag/contracts";
+import { RetrievalMode, type FusionSettings as ProtoFusion, type PrepareChunksRequest, type PreparedChunks, type ShardSearchRequest, type ShardSearchResponse, type TermStats, type TermStatsRequest } from "@attr-rag/contracts";
 import type { Bm25Corpus } from "../search/bm25Corpus.js";
 import type { FusionSettings } from "../search/fusionSettings.js";
 import type { ServiceContext } from "./context.js";
 import { MODE_LABELS, toScoredChunks, validateSearchRequest } from "./search.js";
 import { observeSearch } from "../indexMetrics.js";
 import { invalidArgument } from "./ServiceError.js";
+import { embedTexts as embedChunkTexts } from "../ingest/embedTexts.js";
+import { DEFAULT_EMBED_BATCH_SIZE } from "../store/validateOpenOptions.js";
 
 /** TermStats: this shard's BM25 figures for the query's tokens (the gateway sums every shard's). */
 export function termStats(ctx: ServiceContext, request: TermStatsRequest): TermStats {
@@ -29,8 +31,9 @@ export async function shardSearch(ctx: ServiceContext, request: ShardSearchReque
   const candidates = request.candidates === 0 ? k : request.candidates;
   if (candidates > ctx.limits.maxK) throw invalidArgument(`candidates must be from 1 to ${ctx.limits.maxK}, got ${candidates}`);
   const { store, embedder } = ctx;
-  const version = store.replica.applied;
-  if (request.checkVersion && request.expectedVersion !== version) return { bm25: [], dense: [], embedder: "", stale: true, version };
+  // Nothing is embedded or searched for an answer that would be thrown away.
+  const early = staleness(request, store.replica.applied);
+  if (early !== undefined) return early;
   const wantsBm25 = mode !== RetrievalMode.RETRIEVAL_MODE_DENSE;
   const wantsDense = mode !== RetrievalMode.RETRIEVAL_MODE_BM25;
   if (wantsBm25 && request.corpus === undefined) throw invalidArgument("corpus is missing: a shard scores BM25 with the whole index's statistics (the sum of every shard's TermStats)");
@@ -38,8 +41,16 @@ export async function shardSearch(ctx: ServiceContext, request: ShardSearchReque
   const started = performance.now();
   const vector = wantsDense || request.search.includeQueryEmbedding ? (await embedder.embed([query], signal))[0]! : undefined;
   signal.throwIfAborted();
-  const bm25 = wantsBm25 ? toScoredChunks(store, await store.searchBm25Async(query, { k: candidates, ...filters, corpus }), RetrievalMode.RETRIEVAL_MODE_BM25) : [];
+  // The version the searches see: read again now (an entry may have been applied while the query was embedded),
+  // and compared after them, since a search thread reads its own snapshot and the log goes on meanwhile.
+  const version = store.replica.applied;
+  const late = staleness(request, version);
+  if (late !== undefined) return late;
   const dense = wantsDense ? toScoredChunks(store, store.searchDense(vector!, { k: candidates, ...filters }), RetrievalMode.RETRIEVAL_MODE_DENSE) : [];
+  const found = wantsBm25 ? await store.searchBm25AtVersion(query, { k: candidates, ...filters, corpus }) : undefined;
+  const bm25 = found === undefined ? [] : toScoredChunks(store, found.hits, RetrievalMode.RETRIEVAL_MODE_BM25);
+  // BM25 scored against figures counted at `expectedVersion` by data of another version: stale, not wrong-but-fresh.
+  if (request.checkVersion && found !== undefined && found.version !== version) return { bm25: [], dense: [], embedder: "", stale: true, version: found.version };
   observeSearch(MODE_LABELS[mode], "shard", (performance.now() - started) / 1000);
   return {
     bm25,
@@ -50,4 +61,26 @@ export async function shardSearch(ctx: ServiceContext, request: ShardSearchReque
     stale: false,
     version,
   };
+}
+
+/**
+ * A stale answer instead of a search: the replica has not applied what the caller saw applied (min_applied), or,
+ * with check_version, is at another version than the BM25 figures were counted at.
+ */
+function staleness(request: ShardSearchRequest, version: number): ShardSearchResponse | undefined {
+  const behind = (request.minApplied ?? 0) > version;
+  const moved = request.checkVersion && request.expectedVersion !== version;
+  return behind || moved ? { bm25: [], dense: [], embedder: "", stale: true, version } : undefined;
+}
+
+/** PrepareChunks: a document chunked by this store's chunker and embedded (batch lane) for the ingest log. */
+export async function prepareChunks(ctx: ServiceContext, request: PrepareChunksRequest, signal: AbortSignal): Promise<PreparedChunks> {
+  const doc = request.document;
+  if (doc === undefined || doc.id.length === 0 || doc.text.trim().length === 0) throw invalidArgument("document is missing, or has no id or no text");
+  const bytes = Buffer.byteLength(doc.text, "utf8");
+  if (bytes > ctx.limits.maxDocumentBytes) throw invalidArgument(`text is ${bytes} bytes, more than the limit of ${ctx.limits.maxDocumentBytes} bytes per document; split the document`);
+  const texts = ctx.store.chunkTexts(doc.id, doc.text);
+  // Checked and batched as the store's own ingest embeds, on the batch lane (a write, not a query).
+  const vectors = await embedChunkTexts((t) => ctx.embedder.embed(t, signal, "batch"), texts, ctx.store.embedder, DEFAULT_EMBED_BATCH_SIZE);
+  return { embedder: ctx.store.embedder.id, splitter: ctx.store.splitter, vectors: vectors.map((v) => ({ values: Array.from(v) })) };
 }
