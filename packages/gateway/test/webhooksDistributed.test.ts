@@ -177,11 +177,14 @@ describe.skipIf(missing !== undefined)(`batch webhooks, distributed (real nats-s
       expect(await dying.store.queueEndedWebhooks()).toEqual([]);
       await other.close();
       const held = await until(() => dying.store.webhooks.next(new AbortController().signal), "the event, taken", 10_000);
+      const takenMs = Date.now();
       expect(held.event.id).toBe("evt_batch_whd-4_ended");
       await dying.nc.close(); // it never says delivered, nor failed
       const heir = await gateway();
       const t0 = Date.now();
       await until(() => hook.deliveries.length >= 1, "the event delivered by the other gateway", 30_000);
+      // Not before ack_wait: the queue kept it for the silent gateway that long (less the time the message took to reach it).
+      expect(hook.deliveries[0]!.atMs - takenMs).toBeGreaterThanOrEqual(ACK_WAIT_MS - 250);
       await until(settled, "the queue, the senders and the marks to be empty", 10_000);
       expect(hook.deliveries).toHaveLength(1);
       expect(hook.deliveries[0]!.headers["webhook-id"]).toBe("evt_batch_whd-4_ended");

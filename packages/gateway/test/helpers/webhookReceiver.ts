@@ -8,6 +8,8 @@ export interface Delivery {
   headers: Record<string, string>;
   body: string;
   answered: number;
+  /** When it arrived (Date.now()). */
+  atMs: number;
 }
 
 /** A receiver on 127.0.0.1 that answers `answer()` (a status code) and records every delivery. */
@@ -18,7 +20,7 @@ export async function receiver(answer: () => number): Promise<{ url: string; del
     req.on("data", (c) => (body += c));
     req.on("end", () => {
       const code = answer();
-      deliveries.push({ headers: req.headers as Record<string, string>, body, answered: code });
+      deliveries.push({ headers: req.headers as Record<string, string>, body, answered: code, atMs: Date.now() });
       res.writeHead(code).end();
     });
   });
