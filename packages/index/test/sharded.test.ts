@@ -6,7 +6,7 @@ import { IngestStatus, RetrievalMode, type ScoredChunk, type SearchRequest } fro
 import { shardOf } from "@attr-rag/core";
 import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChunkStore, LocalIndex, NatsIndex, ServiceError, ShardedNatsIndex, startIndexReplica, type IndexReplica } from "../src/index.js";
+import { ChunkStore, LocalIndex, NatsIndex, ServiceError, ShardedNatsIndex, snapshotStore, startIndexReplica, type IndexReplica } from "../src/index.js";
 import { fakeEmbed } from "./helpers/fakeEmbedder.mjs";
 import { TestEmbedder } from "./helpers/serviceHarness.js";
 import { tempDir, testStoreOptions } from "./helpers/tempStore.js";
@@ -84,14 +84,24 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
     return store;
   }
 
-  async function serveShards(server: NatsServer, client: NatsConnection, set: string, docs: readonly CorpusDoc[], shards: number, reuse?: ChunkStore): Promise<ShardedNatsIndex> {
+  async function serveShards(server: NatsServer, client: NatsConnection, set: string, docs: readonly CorpusDoc[], shards: number, copyOf?: ChunkStore): Promise<ShardedNatsIndex> {
     for (let shard = 0; shard < shards; shard++) {
-      const store = reuse ?? (await openStore(`${set}-${shard}-of-${shards}`, docs.filter((d) => shardOf(d.id, shards) === shard)));
+      const store = copyOf !== undefined ? await copyStore(copyOf, `${set}-copy`) : await openStore(`${set}-${shard}-of-${shards}`, docs.filter((d) => shardOf(d.id, shards) === shard));
+      // Search threads, as `attr-rag index serve` runs them by default: BM25 off the event loop, on its own snapshot.
+      await store.useSearchThreads(1);
       const nc = await connectNats({ url: server.url, name: `shard-${shard}` });
       connections.push(nc);
       replicas.push(await startIndexReplica(nc, new LocalIndex(store, embedder).context, { shard, shards }));
     }
     return new ShardedNatsIndex(client, shards, new ConnectionWatch(client));
+  }
+
+  /** Another store with the same files (a snapshot), so the one-shard index is not the reference store itself. */
+  async function copyStore(source: ChunkStore, name: string): Promise<ChunkStore> {
+    await snapshotStore(source.path, join(dir.path, name));
+    const store = await ChunkStore.open(join(dir.path, name), testStoreOptions({ chunker: undefined, create: false }));
+    stores.push(store);
+    return store;
   }
 
   beforeAll(async () => {
@@ -109,7 +119,7 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
       );
       const store = await openStore(`${name}-all`, docs);
       const sharded = new Map<number, ShardedNatsIndex>();
-      // One shard of one is the whole store, served over NATS.
+      // One shard of one is a copy of the whole store, served over NATS.
       sharded.set(1, await serveShards(server, client, name, docs, 1, store));
       for (const s of [2, 3]) sharded.set(s, await serveShards(server, client, name, docs, s));
       sets.push({ name, single: new LocalIndex(store, embedder), questions, docs, sharded, client });
@@ -147,6 +157,8 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
   }, 300_000);
 
   it("sharded - hybrid equals one store's fusion of the same lists, scores and per-list ranks included", async () => {
+    let compared = 0;
+    let exact = 0;
     for (const set of sets) {
       for (const q of set.questions.slice(0, 10)) {
         const single = (await set.single.search({ query: q, options: { k: 30, mode: RetrievalMode.RETRIEVAL_MODE_HYBRID }, includeQueryEmbedding: true }, signal));
@@ -157,9 +169,16 @@ describe.skipIf(missing !== undefined)(`sharded index over NATS${missing ? ` (sk
         // differ inside a run of equal list scores, as the tie order does; whether it is in each list may not).
         const tied = new Set(single.chunks.map((c) => c.score)).size < single.chunks.length;
         const shape = (c: ScoredChunk) => [c.chunk!.id, c.score, c.bm25Rank !== undefined, c.denseRank !== undefined];
-        if (!tied) expect(got.chunks.map(shape)).toEqual(single.chunks.map(shape));
+        if (!tied) {
+          expect(got.chunks.map(shape)).toEqual(single.chunks.map(shape));
+          exact++;
+        } else expectSameRanking(got.chunks, single.chunks, 30, `hybrid with ties: ${q}`);
+        compared++;
       }
     }
+    // Most questions have no tie among the fused scores: the exact comparison is the one that runs.
+    expect(compared).toBe(sets.reduce((n, set) => n + Math.min(10, set.questions.length), 0));
+    expect(exact).toBeGreaterThan(compared / 2);
   });
 
   it("sharded - filters by document and source rank as one store does", async () => {
