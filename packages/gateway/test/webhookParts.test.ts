@@ -2,6 +2,7 @@ import { randomBytes, webcrypto } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { parseWebhookSecret, webhookHeaders } from "../src/webhooks/signWebhook.js";
 import { ipv6Bytes, ipv6Text } from "../src/webhooks/addressBytes.js";
+import { attemptWebhook } from "../src/webhooks/attemptWebhook.js";
 import { isInternalAddress, resolveWebhookTarget, WebhookTargetRefused } from "../src/webhooks/webhookTarget.js";
 
 // The building blocks of batch webhooks: Standard Webhooks signatures and the refusal of internal targets.
@@ -83,5 +84,22 @@ describe("webhook signatures and targets", () => {
     }
     expect(await resolveWebhookTarget("http://[64:ff9b::808:808]/hook", [])).toMatchObject({ address: "64:ff9b::808:808", family: 6 });
     expect(await resolveWebhookTarget("http://[2002:808:808::1]/hook", [])).toMatchObject({ address: "2002:808:808::1", family: 6 });
+  });
+
+  it("webhooks - an attempt: a host that does not resolve is retried with the backoff, and given up only once webhookRetryFor has passed; a refused target is given up at once", async () => {
+    const o = { key: randomBytes(32), allowedHosts: [], retryForMs: 60_000, backoffMs: 1_000, attemptTimeoutMs: 5_000 };
+    // Under the reserved .invalid TLD (RFC 6761) the resolver answers that the name does not exist; a resolver
+    // that hangs instead (no DNS server) ends at the attempt's deadline: a failed attempt all the same.
+    const event = { id: "evt_batch_p_ended", batchId: "p", url: "http://receiver.invalid/hooks", body: "{}", createdMs: Date.now() };
+    const lookupFailed = /^(webhook_url host receiver\.invalid does not resolve \([A-Z_]+\)|no complete answer within 5 s)/;
+    expect(await attemptWebhook(event, 1, o)).toEqual({ kind: "retry", delayMs: 1_000, error: expect.stringMatching(lookupFailed) });
+    expect(await attemptWebhook(event, 3, o)).toEqual({ kind: "retry", delayMs: 4_000, error: expect.stringMatching(lookupFailed) });
+    const late = await attemptWebhook({ ...event, createdMs: Date.now() - 59_000 }, 4, o);
+    expect(late).toEqual({ kind: "gave-up", error: expect.stringMatching(lookupFailed) });
+    expect(late.kind === "gave-up" && late.error).toMatch(/, after 4 attempts$/);
+    // Refused for good, with all the retry time left: no second attempt.
+    for (const url of ["http://127.0.0.1:9/hooks", "http://[64:ff9b::a9fe:a9fe]/latest/meta-data", "http://localhost:9/hooks", "ftp://93.184.216.34/x"]) {
+      expect(await attemptWebhook({ ...event, url }, 1, o), url).toEqual({ kind: "gave-up", error: expect.stringMatching(/an internal address|must be http or https/) });
+    }
   });
 });

@@ -6,11 +6,12 @@ import { status } from "@grpc/grpc-js";
 import { AskRequest, BatchState, WebhookDeliveryState } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
+import { STOPPED_ERROR } from "../src/webhooks/attemptWebhook.js";
 import { webhookSetup } from "../src/webhooks/webhookSetup.js";
 import { BatchClient } from "./helpers/batchClient.js";
 import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
 import { until } from "./helpers/until.js";
-import { receiver, verifies as verifiesWith, type Delivery } from "./helpers/webhookReceiver.js";
+import { receiver, trickler, verifies as verifiesWith, type Delivery } from "./helpers/webhookReceiver.js";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 const verifies = (d: Delivery) => verifiesWith(SECRET, d);
@@ -133,5 +134,47 @@ describe("batch webhooks (embedded gateway, outbox in batches.sqlite)", () => {
     expect(() => webhookSetup({ ...base, webhookSecret: SECRET, webhookSecretFile: join(stateDir, "missing") })).toThrow(/not both/);
     const ok = webhookSetup({ ...base, webhookSecret: SECRET, webhookAllowedHosts: " 127.0.0.1, Receiver.Local " });
     expect("key" in ok && ok.allowedHosts).toEqual(["127.0.0.1", "receiver.local"]);
+  });
+
+  it("webhooks - a receiver that trickles its answer holds its attempt until webhookAttemptTimeoutMs, not the other batches' events; closing the gateway cuts it short, a failed attempt made again", async () => {
+    const slow = await trickler();
+    const hook = await receiver(() => 200);
+    // No items run here (batchConcurrency 0): a cancel ends a batch at once.
+    const settings = { webhookAttemptTimeoutMs: 3_000, batchConcurrency: 0 };
+    gateway.batches.close();
+    await gateway.server.close();
+    gateway = await open(settings);
+    try {
+      await gateway.batches.create({ batchId: "wh-slow", items: items(1), webhookUrl: slow.url });
+      await gateway.batches.cancel("wh-slow");
+      await until(() => slow.requests.length >= 1, "the trickling receiver's first request");
+      await gateway.batches.create({ batchId: "wh-beside", items: items(1), webhookUrl: hook.url });
+      await gateway.batches.cancel("wh-beside");
+      await until(() => hook.deliveries.length >= 1, "the other batch's event delivered");
+      // Delivered while the first attempt was still held: the other event did not wait for it.
+      expect(slow.requests[0]!.closed).toBe(false);
+      expect((await gateway.batches.get("wh-beside")).webhook).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_DELIVERED, attempts: 1 });
+      // The deadline ends the held attempt (the bytes keep coming): a failed attempt, made again.
+      const cut = await until(async () => {
+        const w = (await gateway.batches.get("wh-slow")).webhook;
+        return w !== undefined && w.attempts >= 1 ? w : undefined;
+      }, "the held attempt cut off at its deadline");
+      expect(cut).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_SENDING, lastError: "no complete answer within 3 s" });
+      expect(slow.requests[0]!.closed).toBe(true);
+      // Closing while an attempt is held (one just begun, far from its deadline) cuts it short.
+      const held = await until(() => slow.requests.find((r) => !r.closed && Date.now() - r.startedMs < 1_000), "a newly held attempt");
+      gateway.batches.close();
+      await gateway.server.close();
+      expect(held.closed).toBe(true);
+      const made = slow.requests.length;
+      gateway = await open(settings);
+      // Recorded as failed (not delivered, not given up), with why; the reopened gateway makes it again at once.
+      expect((await gateway.batches.get("wh-slow")).webhook).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_SENDING, attempts: made, lastError: STOPPED_ERROR });
+      slow.release();
+      await until(async () => (await gateway.batches.get("wh-slow")).webhook?.state === WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_DELIVERED, "delivered once the receiver answers");
+    } finally {
+      slow.close();
+      hook.server.close();
+    }
   });
 });

@@ -11,10 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_BATCH_QUEUE, ensureBatchStreams } from "../src/batch/jetstream/batchStreams.js";
 import { JetStreamBatchStore } from "../src/batch/jetstream/JetStreamBatchStore.js";
 import { prepareBatch } from "../src/index.js";
+import { STOPPED_ERROR } from "../src/webhooks/attemptWebhook.js";
 import { JetStreamWebhookSender } from "../src/webhooks/JetStreamWebhookSender.js";
 import { parseWebhookSecret } from "../src/webhooks/signWebhook.js";
 import { until } from "./helpers/until.js";
-import { receiver, verifies } from "./helpers/webhookReceiver.js";
+import { receiver, trickler, verifies } from "./helpers/webhookReceiver.js";
 
 const missing = natsServerMissing();
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
@@ -39,13 +40,13 @@ describe.skipIf(missing !== undefined)(`batch webhooks, distributed (real nats-s
   const open: Gateway[] = [];
 
   /** One gateway's side: its own connection, batch store and (unless `sending` is false) webhook sender. */
-  async function gateway(sending = true, retryForMs = 60_000): Promise<Gateway> {
+  async function gateway(sending = true, retryForMs = 60_000, attemptTimeoutMs = 10_000): Promise<Gateway> {
     const nc = await connectNats({ url: server.url, name: "webhooks-test-gateway" });
     const lines: string[] = [];
     const log = (l: string) => void lines.push(l);
     const store = await JetStreamBatchStore.open(nc, new ConnectionWatch(nc), { log, settings: SETTINGS });
     const sender = sending
-      ? new JetStreamWebhookSender({ store, key: parseWebhookSecret(SECRET, "test"), allowedHosts: ["127.0.0.1"], retryForMs, backoffMs: 100, ackWaitMs: ACK_WAIT_MS, log }).start()
+      ? new JetStreamWebhookSender({ store, key: parseWebhookSecret(SECRET, "test"), allowedHosts: ["127.0.0.1"], retryForMs, backoffMs: 100, attemptTimeoutMs, ackWaitMs: ACK_WAIT_MS, log }).start()
       : undefined;
     let closed = false;
     const g: Gateway = {
@@ -222,6 +223,68 @@ describe.skipIf(missing !== undefined)(`batch webhooks, distributed (real nats-s
     } finally {
       hook.server.close();
       await g.close();
+    }
+  });
+
+  it("webhooks distributed - a host name that does not resolve is retried (not given up at once) until webhookRetryFor has passed", async () => {
+    const g = await gateway(true, 2_500, 1_000);
+    try {
+      // Under the reserved .invalid TLD: the resolver answers that the name does not exist (RFC 6761).
+      await g.store.create({ ...prepareBatch({ batchId: "whd-8", items: items("whd-8", 1), label: "" }, { maxBatchItems: 10 }), webhookUrl: "http://receiver.invalid/hooks/attr-rag" });
+      await runItems(g, 1);
+      const gaveUp = await until(async () => {
+        const b = await g.store.get("whd-8");
+        return b.webhook?.state === WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_GAVE_UP ? b.webhook : undefined;
+      }, "the delivery given up once its retry time passed", 20_000);
+      // A resolver that hangs (no DNS server at all) ends at the attempt's deadline instead: retried the same.
+      expect(gaveUp.lastError).toMatch(/^(webhook_url host receiver\.invalid does not resolve \([A-Z_]+\)|no complete answer within 1 s), after \d+ attempts$/);
+      expect(gaveUp.attempts).toBeGreaterThanOrEqual(2);
+      expect(g.lines.filter((l) => /evt_batch_whd-8_ended for batch whd-8 attempt 1 failed/.test(l)), g.lines.join("\n")).toHaveLength(1);
+      await until(settled, "the queue, the senders and the marks to be empty", 10_000);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it("webhooks distributed - a receiver that trickles its answer holds its attempt until its deadline, not the other events; stop() cuts it short and the event goes back to the queue", async () => {
+    const slow = await trickler();
+    const hook = await receiver(() => 200);
+    const a = await gateway(true, 60_000, 3_000);
+    try {
+      await a.store.create({ ...prepareBatch({ batchId: "whd-6", items: items("whd-6", 1), label: "" }, { maxBatchItems: 10 }), webhookUrl: slow.url });
+      await runItems(a, 1);
+      await a.store.queueEndedWebhooks(); // rather than wait for the once-a-second look
+      await until(() => slow.requests.length >= 1, "the trickling receiver's first request");
+      await a.store.create({ ...prepareBatch({ batchId: "whd-7", items: items("whd-7", 1), label: "" }, { maxBatchItems: 10 }), webhookUrl: hook.url });
+      await runItems(a, 1);
+      await a.store.queueEndedWebhooks();
+      await until(() => hook.deliveries.length >= 1, "the other batch's event delivered");
+      // Delivered while the first attempt was still held: the other event did not wait for it.
+      expect(slow.requests[0]!.closed).toBe(false);
+      // The deadline ends the held attempt (the bytes keep coming): a failed attempt, made again.
+      const cut = await until(async () => {
+        const w = (await a.store.get("whd-6")).webhook;
+        return w !== undefined && w.attempts >= 1 ? w : undefined;
+      }, "the held attempt cut off at its deadline");
+      expect(cut).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_SENDING, lastError: "no complete answer within 3 s" });
+      expect(slow.requests[0]!.closed).toBe(true);
+      // Stopping while an attempt is held (one just begun, far from its deadline) cuts it short.
+      const held = await until(() => slow.requests.find((r) => !r.closed && Date.now() - r.startedMs < 1_000), "a newly held attempt");
+      await a.sender!.stop();
+      expect(held.closed).toBe(true);
+      expect((await a.store.get("whd-6")).webhook).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_SENDING, attempts: slow.requests.length, lastError: STOPPED_ERROR });
+      // Not acknowledged: still in the work queue, and another gateway delivers it.
+      expect((await (await jetstreamManager(probe)).streams.info(WEBHOOKS_STREAM)).state.messages).toBe(1);
+      slow.release();
+      const b = await gateway();
+      await until(() => slow.answered() === 1, "the event delivered by the other gateway");
+      await until(settled, "the queue, the senders and the marks to be empty", 10_000);
+      expect((await b.store.get("whd-6")).webhook).toMatchObject({ state: WebhookDeliveryState.WEBHOOK_DELIVERY_STATE_DELIVERED, attempts: slow.requests.length + 1 });
+      await b.close();
+    } finally {
+      slow.close();
+      hook.server.close();
+      await a.close();
     }
   });
 });

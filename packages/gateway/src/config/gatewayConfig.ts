@@ -97,6 +97,8 @@ export interface GatewayConfig {
   webhookRetryFor: number;
   /** First retry delay in milliseconds; it doubles after each failure, up to ten minutes. */
   webhookBackoffMs: number;
+  /** The most one delivery attempt may take in milliseconds, from resolving the host to the answer's last byte. */
+  webhookAttemptTimeoutMs: number;
 }
 
 export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
@@ -129,6 +131,7 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
   maxMessageBytes: 64 * 1024 * 1024,
   webhookRetryFor: 86_400,
   webhookBackoffMs: 1_000,
+  webhookAttemptTimeoutMs: 10_000,
 };
 
 /** maxConcurrentAsks when distributed and not configured: enough that the workers, not the gateway, are the limit. */

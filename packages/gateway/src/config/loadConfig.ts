@@ -63,6 +63,7 @@ export const CONFIG_KEYS: Readonly<Record<keyof GatewayConfig, Kind>> = {
   webhookAllowedHosts: { type: "string", help: "batch webhooks: comma-separated hosts a webhook may call although they are internal (loopback, private, link-local)" },
   webhookRetryFor: { type: "int", min: 1, max: 30 * 86_400, help: "batch webhooks: seconds a delivery is retried before it is given up" },
   webhookBackoffMs: { type: "int", min: 10, max: 600_000, help: "batch webhooks: first retry delay in ms, doubling up to ten minutes" },
+  webhookAttemptTimeoutMs: { type: "int", min: 100, max: 600_000, help: "batch webhooks: ms one delivery attempt may take in all (connecting, the answer's headers and body); longer is a failed attempt" },
 };
 
 /** `maxTokens` → `ATTR_RAG_MAX_TOKENS`. */

@@ -173,7 +173,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
 
   // Embedded: events queued in batches.sqlite as batches end, delivered from there (after a restart too).
   // Distributed: queued in JetStream by whichever gateway sees the batch end, delivered by one gateway at a time.
-  const sending = "key" in webhooks ? { key: webhooks.key, allowedHosts: webhooks.allowedHosts, retryForMs: config.webhookRetryFor * 1000, backoffMs: config.webhookBackoffMs } : undefined;
+  const sending = "key" in webhooks ? { key: webhooks.key, allowedHosts: webhooks.allowedHosts, retryForMs: config.webhookRetryFor * 1000, backoffMs: config.webhookBackoffMs, attemptTimeoutMs: config.webhookAttemptTimeoutMs } : undefined;
   const deliverer =
     sending === undefined
       ? undefined

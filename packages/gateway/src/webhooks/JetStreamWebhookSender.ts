@@ -1,10 +1,11 @@
 // Delivers batch webhook events in distributed mode. Two loops per gateway: one queues the events of batches
 // that ended (JetStreamBatchStore.queueEndedWebhooks), one takes events from the shared work queue and
-// attempts them (attemptWebhook.ts). A failed attempt goes back to the queue with its backoff, so the next
-// attempt may be any gateway's; one event is never with two gateways at once.
+// attempts them (attemptWebhook.ts), several at once. A failed attempt goes back to the queue with its
+// backoff, so the next attempt may be any gateway's; one event is never with two gateways at once.
 import type { ServiceLog } from "@attr-rag/index";
 import type { JetStreamBatchStore } from "../batch/jetstream/JetStreamBatchStore.js";
-import { attemptWebhook, outcomeLine, type WebhookSending } from "./attemptWebhook.js";
+import type { ClaimedWebhook } from "../batch/jetstream/webhookQueue.js";
+import { attemptWebhook, outcomeLine, WEBHOOK_CONCURRENCY, type WebhookSending } from "./attemptWebhook.js";
 import { countWebhookAttempt } from "../metrics/webhookMetrics.js";
 import { sleep } from "../batch/sleep.js";
 
@@ -22,6 +23,8 @@ export interface JetStreamWebhookSenderOptions extends WebhookSending {
 
 export class JetStreamWebhookSender {
   readonly #stop = new AbortController();
+  /** Attempts under way. */
+  readonly #inFlight = new Set<Promise<void>>();
   #loops: Promise<void> | undefined;
 
   constructor(private readonly o: JetStreamWebhookSenderOptions) {}
@@ -31,9 +34,14 @@ export class JetStreamWebhookSender {
     return this;
   }
 
+  /**
+   * Stops taking events and cuts the attempts under way short: each is recorded as failed and goes back to the
+   * queue, for any gateway to take a few seconds later (ClaimedWebhook.release).
+   */
   async stop(): Promise<void> {
     this.#stop.abort();
     await this.#loops;
+    await Promise.all(this.#inFlight);
   }
 
   async #loop(what: string, step: () => Promise<void>): Promise<void> {
@@ -57,21 +65,38 @@ export class JetStreamWebhookSender {
     await sleep(SWEEP_MS, this.#stop.signal);
   }
 
+  /** Takes the next event once fewer than WEBHOOK_CONCURRENCY attempts are under way, and starts its attempt. */
   async #deliverNext(): Promise<void> {
+    while (this.#inFlight.size >= WEBHOOK_CONCURRENCY) await Promise.race(this.#inFlight);
+    if (this.#stop.signal.aborted) return;
     const claimed = await this.o.store.webhooks.next(this.#stop.signal);
     if (claimed === undefined) return;
+    // Taken as the gateway stops: back to the queue untried.
+    if (this.#stop.signal.aborted) {
+      this.o.log(`webhooks: ${claimed.event.id} for batch ${claimed.event.batchId} taken as the gateway stops; back to the queue untried`);
+      return claimed.release();
+    }
+    const attempt = this.#deliver(claimed).finally(() => this.#inFlight.delete(attempt));
+    this.#inFlight.add(attempt);
+  }
+
+  async #deliver(claimed: ClaimedWebhook): Promise<void> {
     const { event } = claimed;
     const attempts = event.attempts + 1;
-    // A receiver may take up to attemptWebhook's timeout: the queue hears from us meanwhile.
+    // A receiver may take up to the attempt's deadline: the queue hears from us meanwhile.
     const working = setInterval(() => claimed.working(), Math.max(200, Math.floor(this.o.ackWaitMs / 3)));
     try {
-      const outcome = await attemptWebhook(event, attempts, this.o);
+      const outcome = await attemptWebhook(event, attempts, this.o, this.#stop.signal);
       countWebhookAttempt(outcome);
       this.o.log(outcomeLine(event, attempts, outcome));
       // Recorded before the event is settled: a gateway dying in between makes the next attempt, never a lost one.
       await this.o.store.webhookAttempted(event.batchId, attempts, outcome).catch((err: unknown) => this.o.log(`webhooks: cannot record the attempt on batch ${event.batchId} (${(err as Error).message})`));
-      if (outcome.kind === "retry") claimed.retry(outcome.delayMs);
+      if (this.#stop.signal.aborted && outcome.kind === "retry") claimed.release();
+      else if (outcome.kind === "retry") claimed.retry(outcome.delayMs);
       else await claimed.done();
+    } catch (err) {
+      // Left unsettled, it is handed out again after ack_wait.
+      this.o.log(`webhooks: ${event.id} for batch ${event.batchId}: ${(err as Error).message}`);
     } finally {
       clearInterval(working);
     }

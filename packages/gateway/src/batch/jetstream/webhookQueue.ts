@@ -13,6 +13,9 @@ export async function publishWebhookEvent(js: JetStreamClient, event: Omit<Webho
   return !ack.duplicate;
 }
 
+/** How long one look for an event waits. */
+const FETCH_EXPIRES_MS = 2_000;
+
 /** A webhook event this gateway holds: nobody else delivers it until it is settled or this gateway dies. */
 export interface ClaimedWebhook {
   readonly event: WebhookEvent;
@@ -22,6 +25,11 @@ export interface ClaimedWebhook {
   done(): Promise<void>;
   /** Failed: handed out again (to any gateway) after `delayMs`. */
   retry(delayMs: number): void;
+  /**
+   * Given back by a gateway that stops: handed out again once this gateway's last look has expired (the server
+   * may still hand a message to a look whose gateway has stopped reading; it would then wait for ack_wait).
+   */
+  release(): void;
 }
 
 /**
@@ -40,7 +48,7 @@ export class WebhookQueue {
   /** The next event, or undefined when none came within a couple of seconds (or `signal` aborted). */
   async next(signal: AbortSignal): Promise<ClaimedWebhook | undefined> {
     this.#consumer ??= await this.js.consumers.get(WEBHOOKS_STREAM, WEBHOOK_SENDERS_CONSUMER);
-    const messages = await this.#consumer.fetch({ max_messages: 1, expires: 2_000 });
+    const messages = await this.#consumer.fetch({ max_messages: 1, expires: FETCH_EXPIRES_MS });
     const stop = () => void messages.close();
     signal.addEventListener("abort", stop, { once: true });
     let m: JsMsg | undefined;
@@ -70,6 +78,7 @@ export class WebhookQueue {
         await msg.ackAck().catch(() => false);
       },
       retry: (delayMs) => msg.nak(delayMs),
+      release: () => msg.nak(FETCH_EXPIRES_MS + 500),
     };
   }
 }
