@@ -41,6 +41,8 @@ const SETTINGS: Setting[] = [
   { file: "docs/api.md", says: "pinged every 2 minutes", source: ["packages/gateway/src/server/startGatewayServer.ts", /"grpc\.keepalive_time_ms": 120_000,/] },
   { file: "docs/api.md", says: "body is at most 4 MiB", source: ["packages/gateway/src/http/startHttpFace.ts", /SMALL_BODY_BYTES = 4 \* 1024 \* 1024;/] },
   { file: "docs/api.md", says: "arrive within 15 s", source: ["packages/gateway/src/http/startHttpFace.ts", /server\.headersTimeout = 15_000;/] },
+  { file: "docs/api.md", says: "at most 64 KiB more", source: ["packages/gateway/src/http/startHttpFace.ts", /DRAIN_BYTES = 64 \* 1024;/] },
+  { file: "docs/api.md", says: "20 refused 60 MiB uploads", source: ["packages/gateway/test/server.security.test.ts", /60 \* 1024 \* 1024\);[\s\S]*length: 20 \}, \(\) => post\(\["-H", "Expect:"\]\)/] },
   { file: "docs/commands.md", says: "(up to 5 s)", source: ["packages/index/src/service/startIndexServer.ts", /shutdownGraceMs = 5_000/] },
   { file: "docs/distributed.md", says: "at most 4,096 vectors scores every vector", source: ["packages/index/src/vectors/VectorIndex.ts", /EXHAUSTIVE_SEARCH_MAX = 4_096;/] },
   { file: "docs/distributed.md", says: "(ids, order, scores to 1e-9)", source: ["packages/index/test/sharded.test.ts", /1e-9 \* Math\.max\(1, Math\.abs\(a\), Math\.abs\(b\)\)/] },
