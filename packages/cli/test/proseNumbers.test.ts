@@ -45,6 +45,7 @@ const SETTINGS: Setting[] = [
   { file: "docs/api.md", says: "20 refused 60 MiB uploads", source: ["packages/gateway/test/server.security.test.ts", /60 \* 1024 \* 1024\);[\s\S]*length: 20 \}, \(\) => post\(\["-H", "Expect:"\]\)/] },
   { file: "docs/commands.md", says: "(up to 5 s)", source: ["packages/index/src/service/startIndexServer.ts", /shutdownGraceMs = 5_000/] },
   { file: "docs/distributed.md", says: "at most 4,096 vectors scores every vector", source: ["packages/index/src/vectors/VectorIndex.ts", /EXHAUSTIVE_SEARCH_MAX = 4_096;/] },
+  { file: "docs/distributed.md", says: "(default 1000) or", source: ["packages/index/src/nats/replicaLag.ts", /DEFAULT_LAG_LIMITS: ReplicaLagLimits = \{ entries: 1_000, seconds: 5 \}/] },
   { file: "docs/distributed.md", says: "(ids, order, scores to 1e-9)", source: ["packages/index/test/sharded.test.ts", /1e-9 \* Math\.max\(1, Math\.abs\(a\), Math\.abs\(b\)\)/] },
   { file: "docs/api.md", says: "above 65,536", source: ["packages/core/src/coalitions/coalitionOptions.ts", /MAX_SAMPLES = 65_536;/] },
   { file: "docs/attribution.md", says: "above 65,536", source: ["packages/core/src/coalitions/coalitionOptions.ts", /MAX_SAMPLES = 65_536;/] },

@@ -71,6 +71,11 @@ export interface DocumentInput {
    * replicas fed the same vectors store the same bytes; with any other count the chunks are embedded.
    */
   readonly vectors?: readonly Float32Array[];
+  /**
+   * When the write happened (ISO 8601), stored as the document's ingestedAt; now when absent. A replica passes
+   * its log entry's time, so every replica stores the same row.
+   */
+  readonly ingestedAt?: string;
 }
 
 /**

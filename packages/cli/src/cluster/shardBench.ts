@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RetrievalMode, type ScoredChunk, type SearchRequest } from "@attr-rag/contracts";
 import { shardOf } from "@attr-rag/core";
-import { NatsIndex, readDocuments, ShardedNatsIndex, snapshotStore, type RemoteIndex } from "@attr-rag/index";
+import { ChunkStore, NatsIndex, readDocuments, ShardedNatsIndex, snapshotStore, type RemoteIndex } from "@attr-rag/index";
 import { connectNats, startNatsServer } from "@attr-rag/nats";
 import { ClusterProcess } from "./clusterProcess.js";
 
@@ -47,9 +47,35 @@ async function ingestStore(store: string, corpora: readonly string[], embedderPa
   if (p.child.exitCode !== 0) throw new Error(`attr-rag ingest into ${store} failed:\n${p.stderr}`);
 }
 
-/** Same chunks in the same order with scores equal to 1e-9 (relative). */
-function sameRanking(a: readonly ScoredChunk[], b: readonly ScoredChunk[]): boolean {
-  return a.length === b.length && a.every((c, i) => c.chunk!.id === b[i]!.chunk!.id && Math.abs(c.score - b[i]!.score) <= 1e-9 * Math.max(1, Math.abs(c.score)));
+const near = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+
+/**
+ * Whether two top-k lists rank alike: the same score at every position (1e-9, relative), and the same chunks
+ * in each run of equal scores, in any order (one store orders a tie by insertion, a merge by shard); a run the
+ * cut at k splits may hold different members of the tie. `unreached` counts, when they differ, the chunks one
+ * list holds that the other lacks although their score would place them inside its top k: a vector its
+ * approximate (HNSW) search did not reach, which an exhaustive search over the same vectors would have.
+ */
+export function compareRankings(a: readonly ScoredChunk[], b: readonly ScoredChunk[], k: number): { equal: boolean; unreached: number } {
+  const unreached = (x: readonly ScoredChunk[], y: readonly ScoredChunk[]) => {
+    const ids = new Set(y.map((c) => c.chunk!.id));
+    const floor = y.length < k ? -Infinity : y[y.length - 1]!.score;
+    return x.filter((c) => !ids.has(c.chunk!.id) && c.score > floor && !near(c.score, floor)).length;
+  };
+  const missed = unreached(a, b) + unreached(b, a);
+  if (a.length !== b.length) return { equal: false, unreached: missed };
+  for (let i = 0; i < a.length; ) {
+    let j = i + 1;
+    while (j < a.length && near(a[j]!.score, a[i]!.score)) j++;
+    for (let at = i; at < j; at++) if (!near(a[at]!.score, b[at]!.score)) return { equal: false, unreached: missed };
+    const cut = j === a.length && a.length === k;
+    if (!cut) {
+      const run = new Set(a.slice(i, j).map((c) => c.chunk!.id));
+      if (!b.slice(i, j).every((c) => run.has(c.chunk!.id))) return { equal: false, unreached: missed };
+    }
+    i = j;
+  }
+  return { equal: true, unreached: 0 };
 }
 
 export async function runShardBench(o: ShardBenchOptions) {
@@ -69,7 +95,7 @@ export async function runShardBench(o: ShardBenchOptions) {
       { name: "1 shard × 2 replicas", stores: [[join(dir, "rep-1"), join(dir, "rep-2")]] },
     ];
     const latency: { config: string; mode: ModeName; clients: number; p50_ms: number; p99_ms: number; queries_per_s: number }[] = [];
-    const compared: Record<string, Record<ModeName, { equal: number; differ: number }>> = {};
+    const compared: Record<string, Record<ModeName, { equal: number; differ: number; unreached: number }>> = {};
     let reference: Map<string, ScoredChunk[]> | undefined;
     for (const config of configs) {
       await using server = await startNatsServer();
@@ -93,8 +119,13 @@ export async function runShardBench(o: ShardBenchOptions) {
           for (const mode of Object.keys(MODES) as ModeName[]) for (const q of o.questions) answers.set(`${mode}\u0000${q}`, (await ask(q, mode)).chunks);
           if (reference === undefined) reference = answers;
           else {
-            const counts = { bm25: { equal: 0, differ: 0 }, dense: { equal: 0, differ: 0 }, hybrid: { equal: 0, differ: 0 } };
-            for (const [key, chunks] of answers) counts[key.split("\u0000")[0] as ModeName][sameRanking(chunks, reference.get(key)!) ? "equal" : "differ"]++;
+            const counts = { bm25: { equal: 0, differ: 0, unreached: 0 }, dense: { equal: 0, differ: 0, unreached: 0 }, hybrid: { equal: 0, differ: 0, unreached: 0 } };
+            for (const [key, chunks] of answers) {
+              const c = counts[key.split("\u0000")[0] as ModeName];
+              const { equal, unreached } = compareRankings(chunks, reference.get(key)!, o.k);
+              c[equal ? "equal" : "differ"]++;
+              c.unreached += unreached;
+            }
             compared[config.name] = counts;
           }
           for (const mode of Object.keys(MODES) as ModeName[]) {
@@ -135,25 +166,38 @@ export async function runShardBench(o: ShardBenchOptions) {
   }
 }
 
-/** Documents/s through the ingest log into 2 shards × 2 replicas, from the first write until every replica applied all. */
+/**
+ * The ingest log into 2 shards × 2 replicas, written twice: with the vectors in the entries (made once, by the
+ * replica of the document's shard that prepares it) and without (every replica embeds what it applies, as an
+ * older writer's log). Each time the documents are logged while one replica per shard runs, then a second,
+ * empty replica per shard is started and catches up: its apply rate is the log's rate alone. The two replicas
+ * of each shard are compared at the end, row by row and vector by vector.
+ */
 async function ingestRate(o: ShardBenchOptions, dir: string) {
   const docs: { id: string; text: string; title: string; source: string }[] = [];
   for await (const item of readDocuments([...o.corpora])) {
     if (docs.length === o.ingestDocuments) break;
     docs.push({ id: item.document.id, text: item.document.text, title: item.document.title ?? "", source: item.document.source ?? "" });
   }
+  const vectors = await ingestOnce(o, dir, docs, true);
+  const embedding = await ingestOnce(o, dir, docs, false);
+  return { documents: docs.length, shards: 2, replicas: 2, vectors_in_log: vectors, replicas_embed: embedding, apply_speedup: vectors.applied_per_s_per_replica / embedding.applied_per_s_per_replica };
+}
+
+async function ingestOnce(o: ShardBenchOptions, dir: string, docs: readonly { id: string; text: string; title: string; source: string }[], vectorsAtWriter: boolean) {
+  const tag = vectorsAtWriter ? "vectors" : "embed";
   await using server = await startNatsServer();
   const processes: ClusterProcess[] = [];
-  for (let shard = 0; shard < 2; shard++) {
-    for (let r = 0; r < 2; r++) {
-      processes.push(ClusterProcess.spawn(`ingest index ${shard}.${r}`, ["index", "serve", "--store", join(dir, `log-${shard}-${r}`), "--create", "--port", "0", "--nats", server.url, "--shard", `${shard}/2`, "--embedder", `gguf:${o.embedderPath}`, "--embed-threads", "1"]));
-    }
-  }
+  const replica = (shard: number, r: number) => {
+    const p = ClusterProcess.spawn(`ingest index ${shard}.${r}`, ["index", "serve", "--store", join(dir, `log-${tag}-${shard}-${r}`), "--create", "--port", "0", "--nats", server.url, "--shard", `${shard}/2`, "--embedder", `gguf:${o.embedderPath}`, "--embed-threads", "1"]);
+    processes.push(p);
+    return p;
+  };
   const nc = await connectNats({ url: server.url, name: "bench-shards-ingest" });
   try {
-    for (const p of processes) await p.waitFor(/serving the index.* on NATS/, 120_000);
-    o.onProgress(`ingest: ${docs.length} documents through the log into 2 shards × 2 replicas`);
-    const index = new ShardedNatsIndex(nc, 2);
+    for (const p of [replica(0, 0), replica(1, 0)]) await p.waitFor(/serving the index.* on NATS/, 120_000);
+    o.onProgress(`ingest (${vectorsAtWriter ? "vectors in the log" : "replicas embed"}): ${docs.length} documents through the log into 2 shards`);
+    const index = new ShardedNatsIndex(nc, 2, undefined, 60_000, { vectorsAtWriter });
     const signal = new AbortController().signal;
     const request = (d: (typeof docs)[number], wait: number) => ({ document: { ...d, license: "", metadata: {} }, waitForReplicas: wait });
     const started = performance.now();
@@ -162,15 +206,58 @@ async function ingestRate(o: ShardBenchOptions, dir: string) {
       while (next < docs.length) await index.ingest(request(docs[next++]!, 0), signal);
     }));
     const logged = performance.now() - started;
-    // Each shard's last document again, waiting for both replicas: they apply in log order, so all are applied then.
+    // Each shard's last document again, waiting for its replica: applied in log order, so all are applied then.
     for (const shard of [0, 1]) {
       const last = docs.findLast((d) => shardOf(d.id, 2) === shard);
-      if (last !== undefined) await index.ingest(request(last, 2), signal);
+      if (last !== undefined) await index.ingest(request(last, 1), signal);
     }
-    const applied = performance.now() - started;
-    return { documents: docs.length, shards: 2, replicas: 2, logged_per_s: (docs.length / logged) * 1000, applied_per_s: (docs.length / applied) * 1000 };
+    o.onProgress(`ingest (${vectorsAtWriter ? "vectors in the log" : "replicas embed"}): a second, empty replica per shard catches up`);
+    const late = [replica(0, 1), replica(1, 1)];
+    const rates = [];
+    for (const p of late) {
+      const [, entries, seconds] = await p.waitFor(/caught up with the ingest log of shard \d\/2 at sequence \d+ \(applied (\d+) entries in ([\d.]+) s/, 600_000);
+      rates.push({ entries: Number(entries), seconds: Number(seconds) });
+      // Stopped only once it listens: a SIGTERM during start-up ends the process before it saves its vectors.
+      await p.waitFor(/listening on /, 60_000);
+    }
+    const perReplica = rates.map((r) => r.entries / r.seconds);
+    return {
+      logged_per_s: (docs.length / logged) * 1000,
+      applied_per_s_per_replica: perReplica.reduce((a, b) => a + b, 0) / perReplica.length,
+      catch_up: rates,
+      identical: await Promise.all(processes.map((p) => p.stop("SIGTERM"))).then(async () => {
+        for (const shard of [0, 1]) {
+          const ids = docs.filter((d) => shardOf(d.id, 2) === shard).map((d) => d.id);
+          if (!(await sameStore(join(dir, `log-${tag}-${shard}-0`), join(dir, `log-${tag}-${shard}-1`), ids))) return false;
+        }
+        return true;
+      }),
+    };
   } finally {
     await nc.close();
     await Promise.all(processes.map((p) => p.stop("SIGTERM")));
+  }
+}
+
+/**
+ * Whether two stopped replicas hold the same documents (every row field), chunks and vectors. The vector
+ * index has no read-back, so vectors are compared through exact scores: every chunk's cosine against fixed
+ * probes, to the last bit.
+ */
+async function sameStore(a: string, b: string, ids: readonly string[]): Promise<boolean> {
+  const stores = await Promise.all([ChunkStore.open(a), ChunkStore.open(b)]);
+  try {
+    const [x, y] = stores.map((s) => {
+      const rows = ids.map((id) => [s.getDocument(id), s.getDocument(id) === undefined ? [] : s.getChunks(id, 0, Number.MAX_SAFE_INTEGER)]);
+      const chunks = s.stats().chunks;
+      const scores = [0, 1, 2].map((p) => {
+        const probe = Float32Array.from({ length: s.embedder.dimensions }, (_, i) => Math.sin(i * (p + 1) + p));
+        return chunks === 0 ? [] : s.searchDense(probe, { k: chunks }).map((h) => [h.chunkId, h.score]).sort();
+      });
+      return JSON.stringify({ rows, chunks, scores });
+    });
+    return x === y;
+  } finally {
+    await Promise.all(stores.map((s) => s.close()));
   }
 }

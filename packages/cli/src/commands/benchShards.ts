@@ -24,9 +24,12 @@ export function registerBenchShardsCommand(bench: Command): void {
         "Ingests the corpora of --data (folders with corpus.jsonl and questions.jsonl, e.g. ../shared/data/*; default the",
         "demo corpus) into one store and into 2 shards, then serves each configuration with real `attr-rag index serve`",
         "processes on a fresh nats-server: one store (unsharded), 1 shard × 1 replica, 2 shards, 1 shard × 2 replicas.",
-        "Every question is searched top-k in each mode and compared with one store (ids, order, scores to 1e-9); then",
+        "Every question is searched top-k in each mode and compared with one store (scores to 1e-9 position by position,",
+        "the same chunks in each run of equal scores, and the chunks an approximate search did not reach counted); then",
         "--queries timed queries per mode and client count. Last, --ingest documents go through the ingest log into",
-        "2 shards × 2 replicas. The embedder is the shipped stories260K GGUF. Progress goes to stderr.",
+        "2 shards, with the vectors in the entries and without (replicas embed), and a second replica per shard catches",
+        "up: its apply rate, and whether both replicas end identical. The embedder is the shipped stories260K GGUF.",
+        "Progress goes to stderr.",
       ].join("\n"),
     )
     .option("--data <dirs>", "comma-separated data set folders (corpus.jsonl + questions.jsonl)")
@@ -58,7 +61,9 @@ export function registerBenchShardsCommand(bench: Command): void {
         return;
       }
       for (const l of report.latency) console.log(`${l.config.padEnd(22)} ${l.mode.padEnd(7)} ${l.clients} client(s): p50 ${l.p50_ms.toFixed(1)} ms, p99 ${l.p99_ms.toFixed(1)} ms, ${l.queries_per_s.toFixed(0)} queries/s`);
-      for (const [config, modes] of Object.entries(report.compared)) console.log(`${config}: ${Object.entries(modes).map(([m, c]) => `${m} ${c.equal}/${c.equal + c.differ} equal`).join(", ")}`);
-      console.log(`ingest through the log (2 shards × 2 replicas): ${report.ingest.logged_per_s.toFixed(0)} documents/s logged, ${report.ingest.applied_per_s.toFixed(0)} applied by every replica`);
+      for (const [config, modes] of Object.entries(report.compared)) console.log(`${config}: ${Object.entries(modes).map(([m, c]) => `${m} ${c.equal}/${c.equal + c.differ} equal (${c.unreached} unreached)`).join(", ")}`);
+      for (const [name, i] of [["vectors in the log", report.ingest.vectors_in_log], ["replicas embed", report.ingest.replicas_embed]] as const) {
+        console.log(`ingest through the log, ${name}: ${i.logged_per_s.toFixed(0)} documents/s logged, ${i.applied_per_s_per_replica.toFixed(1)} applied per replica, replicas ${i.identical ? "identical" : "DIFFER"}`);
+      }
     });
 }

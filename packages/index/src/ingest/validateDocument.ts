@@ -15,6 +15,9 @@ export function validateDocument(doc: DocumentInput): void {
       `upsertDocument: document "${doc.id}" has no text (empty or whitespace only); nothing was stored — skip it or fix its source`,
     );
   }
+  if (doc.ingestedAt !== undefined && (typeof doc.ingestedAt !== "string" || Number.isNaN(Date.parse(doc.ingestedAt)))) {
+    throw new InvalidDocumentError(`upsertDocument: ingestedAt of document "${doc.id}" must be an ISO 8601 time when given`);
+  }
   for (const field of ["title", "source", "license"] as const) {
     const value = doc[field];
     if (value !== undefined && typeof value !== "string") {

@@ -99,6 +99,7 @@ export class IndexLogFollower {
   readonly #received = new Set<number>();
   #pendingAfter = 0;
   #stoppedBecause: string | undefined;
+  #appliedEntries = 0;
 
   private constructor(nc: NatsConnection, jsm: JetStreamManager, ctx: ServiceContext, spec: ShardSpec, options: IndexLogFollowerOptions) {
     this.#nc = nc;
@@ -175,6 +176,11 @@ export class IndexLogFollower {
 
   get spec(): ShardSpec {
     return this.#spec;
+  }
+
+  /** Entries applied since this follower started. */
+  get appliedEntries(): number {
+    return this.#appliedEntries;
   }
 
   /** How far behind the log this replica was at its last look. */
@@ -313,7 +319,7 @@ export class IndexLogFollower {
     // Read once: the store's meta table, not a field.
     const applied = store.replica.applied;
     const fresh = messages.filter((m) => m.seq > applied).map((m) => ({ m, entry: IndexLogEntry.decode(m.data) }));
-    let run: { m: JsMsg; doc: Document | undefined; prepared: PreparedChunks | undefined }[] = [];
+    let run: { m: JsMsg; doc: Document | undefined; prepared: PreparedChunks | undefined; at: string }[] = [];
     const flush = async () => {
       if (run.length === 0) return;
       const results = await this.#upsertRun(run, run[run.length - 1]!.m.seq);
@@ -324,7 +330,8 @@ export class IndexLogFollower {
       const op = entry.op;
       if (op?.$case === "upsert") {
         if (run.some((r) => r.doc?.id === op.value.document?.id)) await flush();
-        run.push({ m, doc: op.value.document, prepared: entry.prepared });
+        // The entry's time in the log, not the apply's: every replica stores the same document row.
+        run.push({ m, doc: op.value.document, prepared: entry.prepared, at: m.time.toISOString() });
       } else if (op?.$case === "delete") {
         await flush();
         this.#done([{ m, note: { replica: this.#replica, sequence: m.seq, delete: this.#delete(op.value.docId, m.seq) } }]);
@@ -344,6 +351,7 @@ export class IndexLogFollower {
     const last = applied[applied.length - 1]!.m.seq;
     const replica = this.#ctx.store.replica;
     if (replica.applied < last) replica.applied = last;
+    this.#appliedEntries += applied.length;
     for (const { m, note } of applied) {
       this.#received.delete(m.seq);
       const id = m.headers?.get(ENTRY_HEADER);
@@ -360,7 +368,7 @@ export class IndexLogFollower {
    * fault (missing, invalid, too large) is FAILED on every replica alike and left out; any other failure is
    * thrown, and the run is retried.
    */
-  async #upsertRun(run: readonly { doc: Document | undefined; prepared: PreparedChunks | undefined }[], sequence: number): Promise<DocumentIngestResult[]> {
+  async #upsertRun(run: readonly { doc: Document | undefined; prepared: PreparedChunks | undefined; at: string }[], sequence: number): Promise<DocumentIngestResult[]> {
     const store = this.#ctx.store;
     const results: (DocumentIngestResult | undefined)[] = run.map(({ doc }) => {
       const docId = doc?.id ?? "";
@@ -376,7 +384,7 @@ export class IndexLogFollower {
       }
       return undefined;
     });
-    const valid = run.flatMap((r, i) => (results[i] === undefined ? [toInput(r.doc!, this.#vectorsFor(r.prepared))] : []));
+    const valid = run.flatMap((r, i) => (results[i] === undefined ? [{ ...toInput(r.doc!, this.#vectorsFor(r.prepared)), ingestedAt: r.at }] : []));
     const upserted = valid.length === 0 ? [] : await store.upsertDocuments(valid, (texts) => this.#ctx.embedder.embed(texts, undefined, "batch"), { appliedSequence: sequence });
     let next = 0;
     return results.map((r, i) => {

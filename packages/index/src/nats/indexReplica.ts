@@ -83,6 +83,7 @@ export async function startIndexReplica(nc: NatsConnection, ctx: ServiceContext,
 
   const follower = await IndexLogFollower.start(nc, ctx, spec, { log, ...(o.lookMs !== undefined ? { lookMs: o.lookMs } : {}), onLook: () => ready && reconsider() });
   const startedAt = follower.applied;
+  const started = performance.now();
   const progress = setInterval(() => log(`catching up with the ingest log of ${shardName}: applied up to sequence ${follower.applied} (from ${startedAt})`), PROGRESS_MS);
   try {
     await follower.caughtUp();
@@ -92,7 +93,10 @@ export async function startIndexReplica(nc: NatsConnection, ctx: ServiceContext,
   } finally {
     clearInterval(progress);
   }
-  if (follower.applied > startedAt) log(`caught up with the ingest log of ${shardName} at sequence ${follower.applied}`);
+  if (follower.applied > startedAt) {
+    const seconds = (performance.now() - started) / 1000;
+    log(`caught up with the ingest log of ${shardName} at sequence ${follower.applied} (applied ${follower.appliedEntries} entries in ${seconds.toFixed(2)} s, ${(follower.appliedEntries / seconds).toFixed(1)} entries/s)`);
+  }
   const answers = [
     // GetCluster asks every replica, serving or not.
     nc.subscribe(INDEX_REPLICAS_STATUS_SUBJECT, { callback: (_err, m) => void m.respond(IndexReplicaStatus.encode(status()).finish()) }),

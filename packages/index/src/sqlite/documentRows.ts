@@ -21,6 +21,8 @@ export interface NewDocument {
   readonly license?: string | undefined;
   readonly contentHash: string;
   readonly textLength: number;
+  /** When the write happened (ISO 8601); now when absent. */
+  readonly ingestedAt?: string | undefined;
 }
 
 /**
@@ -89,7 +91,7 @@ export class DocumentRows {
       contentHash: doc.contentHash,
       textLength: doc.textLength,
       chunkCount: chunks.length,
-      ingestedAt: new Date().toISOString(),
+      ingestedAt: doc.ingestedAt ?? new Date().toISOString(),
     });
     return chunks.map((c) => Number(this.#insertChunk.run({ id: c.id, docId: doc.id, ordinal: c.ordinal, start: c.start, end: c.end, text: c.text }).lastInsertRowid));
   }
