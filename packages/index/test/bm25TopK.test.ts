@@ -49,11 +49,19 @@ describe("bm25 top-k (synthetic Zipf corpus)", () => {
     // A second handle on the same file is refused (the store's lock), so the same documents go into a store
     // that never scores outright: every unfiltered query above SMALL_POSTINGS takes the probe and the bounds.
     await using pruned = await tempStore({ chunker: { maxChars: 400, overlapChars: 0 }, postingsBatch: 64, bm25OwnScan: 0 });
+    // Its rowids start past a million, as in a store whose chunks have been replaced for long (AUTOINCREMENT
+    // counts on from sqlite_sequence): the scores' pages are few and far apart (the store above has them dense).
+    const raw = new Database(join(pruned.dir, "store.sqlite"));
+    raw.exec("INSERT OR REPLACE INTO sqlite_sequence (name, seq) VALUES ('chunks', 1000000)");
+    raw.close();
     const rand = rng(7);
     for (let d = 0; d < 300; d++) {
       const text = Array.from({ length: 3 }, () => syntheticText(rand, 40 + Math.floor(rand() * 60))).join("\n\n");
       await pruned.store.upsertDocument({ id: `z${d}`, title: `Z ${d}`, text, source: `s${d % 3}` }, fakeEmbed);
     }
+    const check = new Database(join(pruned.dir, "store.sqlite"), { readonly: true });
+    expect(check.prepare("SELECT min(rowid) FROM chunks").pluck().get()).toBeGreaterThan(1_000_000);
+    check.close();
     for (let d = 0; d < 10; d++) pruned.store.deleteDocument(`z${d * 7}`);
     let bounded = 0;
     for (const q of queries(rng(41), 60)) for (const k of [1, 30]) if (compare(pruned.store, q, { k }).bounded > 0) bounded++;

@@ -8,8 +8,8 @@ import { FILTER_SQL, filterParams } from "./filterSql.js";
 import { ftsPhrases, phrasesMatch } from "./ftsQuery.js";
 import { Fts5Tokens } from "./fts5Tokens.js";
 import { ChunkTermCounts, termCountsOf } from "../sqlite/chunkTermCounts.js";
-import { TermPostingsReader } from "../sqlite/termPostings.js";
 import { PostingScores } from "./postingScores.js";
+import { TermPostingsReader } from "./termPostingsReader.js";
 
 /** A phrase of the query: its one token, how many rows hold it, its IDF and the most it can add to a score. */
 interface Phrase {
@@ -147,6 +147,14 @@ export class Bm25TopK {
       return this.#exhaustive.search(query, k, filters);
     }
     return this.#read(() => this.#search(texts.map((text, i) => ({ text, token: tokens[i]![0]! })), k, filters));
+  }
+
+  /**
+   * What this searcher holds between searches, for tests and reports: the score accumulator's bytes, the
+   * deleted chunks it skips and the unbatched chunks it keeps (see PostingScores and TermPostingsReader).
+   */
+  held(): { accumulatorBytes: number; deadRows: number; tailChunks: number } {
+    return { accumulatorBytes: this.#scores.bytes, ...this.#postings.held };
   }
 
   #search(words: readonly { text: string; token: string }[], k: number, filters: SearchFilters, corpus?: Bm25Corpus): SearchHit[] {

@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import type { Db } from "./openDatabase.js";
 import { decodeTermCounts, pushVarint } from "./chunkTermCounts.js";
 import { readVarint } from "../search/bm25Stats.js";
@@ -52,14 +53,14 @@ export function forEachPosting(blob: Uint8Array, each: (rowid: number, tf: numbe
 }
 
 /** The chunks past `after` with their term counts and token counts, rowids ascending, at most `limit`. */
-function chunksAfter(db: Db) {
+export function chunksAfter(db: Db): Database.Statement<[number, number], { chunk: number; counts: Buffer; sz: Buffer | null }> {
   return db.prepare<[number, number], { chunk: number; counts: Buffer; sz: Buffer | null }>(
     "SELECT c.chunk AS chunk, c.counts AS counts, d.sz AS sz FROM chunk_term_counts c LEFT JOIN chunks_fts_docsize d ON d.id = c.chunk WHERE c.chunk > ? ORDER BY c.chunk LIMIT ?",
   );
 }
 
 /** Postings of chunks, grouped by term: term id → flat (rowid, tf, length) triples. */
-function invert(rows: readonly { chunk: number; counts: Buffer; sz: Buffer | null }[]): Map<number, number[]> {
+export function invert(rows: readonly { chunk: number; counts: Buffer; sz: Buffer | null }[]): Map<number, number[]> {
   const byTerm = new Map<number, number[]>();
   for (const r of rows) {
     const length = r.sz === null ? 0 : readVarint(r.sz, 0).value;
@@ -122,69 +123,5 @@ export class TermPostingsWriter {
       o.progress?.(done, total);
     }
     return done;
-  }
-}
-
-/**
- * Reads term_postings for BM25, plus the chunks past the last batch (the tail) from chunk_term_counts, kept in
- * memory and extended between searches. Call refresh() inside the search's read transaction first.
- */
-export class TermPostingsReader {
-  readonly #upto;
-  readonly #rows;
-  readonly #chunks;
-  /** term id → flat (rowid, tf, length) triples of tail chunks. */
-  #tail = new Map<number, number[]>();
-  #tailFrom = -1;
-  #tailSeen = 0;
-  readonly #deadRows;
-  /** Chunks deleted since their postings were read (batches or tail), as term_postings_dead lists them. */
-  readonly #dead = new Set<number>();
-  #deadSeen = 0;
-
-  constructor(db: Db) {
-    this.#upto = db.prepare<[], { upto: number }>("SELECT upto FROM term_postings_upto WHERE id = 1");
-    this.#deadRows = db.prepare<[number], [number, number]>("SELECT seq, chunk FROM term_postings_dead WHERE seq > ? ORDER BY seq").raw();
-    this.#rows = db.prepare<[number], [number, Buffer]>("SELECT last_chunk, postings FROM term_postings WHERE term = ? ORDER BY last_chunk").raw();
-    this.#chunks = chunksAfter(db);
-  }
-
-  /** Whether a chunk these postings name was deleted (as of the last refresh). */
-  deleted(rowid: number): boolean {
-    return this.#dead.has(rowid);
-  }
-
-  /** Brings the tail up to this snapshot: drops what a new batch now covers, adds chunks committed since. */
-  refresh(): void {
-    for (const [seq, chunk] of this.#deadRows.all(this.#deadSeen)) {
-      this.#dead.add(chunk);
-      this.#deadSeen = seq;
-    }
-    const upto = this.#upto.get()?.upto ?? 0;
-    if (upto !== this.#tailFrom) {
-      this.#tail = new Map();
-      this.#tailFrom = upto;
-      this.#tailSeen = upto;
-    }
-    for (;;) {
-      const rows = this.#chunks.all(this.#tailSeen, 4096);
-      if (rows.length === 0) return;
-      for (const [term, triples] of invert(rows)) {
-        const list = this.#tail.get(term);
-        if (list === undefined) this.#tail.set(term, triples);
-        else for (const x of triples) list.push(x);
-      }
-      this.#tailSeen = rows[rows.length - 1]!.chunk;
-    }
-  }
-
-  /** The batches of `term`'s postings, rowids ascending, each as [its largest rowid, encodePostings blob]. */
-  batches(term: number): [number, Buffer][] {
-    return this.#rows.all(term);
-  }
-
-  /** `term`'s postings past the batches, as flat (rowid, tf, length) triples (empty when none). */
-  tail(term: number): readonly number[] {
-    return this.#tail.get(term) ?? [];
   }
 }
