@@ -21,13 +21,14 @@ export const DEFAULT_LAG_LIMITS: ReplicaLagLimits = { entries: 1_000, seconds: 5
 
 /**
  * Whether a replica answers its shard's searches: it leaves the queue group when it is more than the limits
- * behind (or has stopped at an entry it cannot apply), and comes back only once it has applied everything the
- * log held at its last look, so it does not flap at the edge of a limit.
+ * behind (or has stopped at an entry it cannot apply), and comes back once it is within half of both, so it
+ * does not flap at the edge of a limit, nor stay out for good under a steady stream of writes (where some
+ * entry is always a moment from being applied).
  */
 export function shouldServe(serving: boolean, lag: ReplicaLag, limits: ReplicaLagLimits, stopped: boolean): boolean {
   if (stopped) return false;
   if (serving) return lag.entries <= limits.entries && lag.seconds <= limits.seconds;
-  return lag.entries === 0;
+  return lag.entries <= limits.entries / 2 && lag.seconds <= limits.seconds / 2;
 }
 
 export function validateLagLimits(limits: ReplicaLagLimits): ReplicaLagLimits {
