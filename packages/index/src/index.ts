@@ -58,7 +58,8 @@ export { serveIndexOverNats, serveIndexShardOverNats } from "./nats/indexOverNat
 export { NatsIndex } from "./nats/natsIndex.js";
 export { ShardedNatsIndex, type ShardedNatsIndexOptions } from "./nats/shardedNatsIndex.js";
 export { startIndexReplica, type IndexReplica, type IndexReplicaOptions } from "./nats/indexReplica.js";
-export { IndexLogFollower, LogTrimmedError, UnknownLogEntryError } from "./nats/indexLogFollower.js";
+export { IndexLogFollower } from "./nats/indexLogFollower.js";
+export { LogTrimmedError, UnknownLogEntryError } from "./nats/logReach.js";
 export { IndexLogWriter, type IndexLogWriterOptions, type PrepareChunks } from "./nats/indexLogWriter.js";
 export { listIndexReplicas } from "./nats/listIndexReplicas.js";
 export { DEFAULT_LAG_LIMITS, type ReplicaLag, type ReplicaLagLimits } from "./nats/replicaLag.js";

@@ -199,6 +199,16 @@ describe.skipIf(missing !== undefined)(`index replicas${missing ? ` (skipped: ${
     }
   }, 60_000);
 
+  it("replicas - with no replica running, the list of replicas is empty (GetCluster of an unsharded index)", async () => {
+    await using empty = await startNatsServer();
+    const nc = await connectNats({ url: empty.url, name: "empty" });
+    try {
+      expect(await listIndexReplicas(nc, 200)).toEqual([]);
+    } finally {
+      await nc.close();
+    }
+  });
+
   it("replicas - a failed look-up of the log fails start-up (never 'nothing to catch up')", async () => {
     // A user who may not read the log's messages: the look-up of the shard's last entry is refused.
     const conf = join(dir.path, "limited.conf");
@@ -238,6 +248,13 @@ describe.skipIf(missing !== undefined)(`index replicas${missing ? ` (skipped: ${
     expect(r.store.getDocument(after)).toBeUndefined();
     expect(r.replica.status().reason).toMatch(new RegExp(`stopped at ingest log entry ${unknown.seq}: it holds an operation this version of attr-rag does not know`));
     expect(lines.join("\n")).toContain("upgrade `attr-rag index serve`");
+    // Bytes that are no entry at all stop it the same way, naming what to do.
+    const other = nextShards();
+    const stopped = await replica("garbage-a", 0, other);
+    const garbage = await js.publish(indexLogSubject(0, other), new Uint8Array([0xff, 0xff, 0xff]));
+    await until("the replica to stop at the unreadable entry", () => !stopped.replica.serving);
+    expect(stopped.replica.status().reason).toContain(`stopped at ingest log entry ${garbage.seq}: it is not an index log entry (3 bytes that do not decode`);
+    expect(stopped.replica.status().reason).toContain(`nats stream rmm ${INDEX_LOG_STREAM} ${garbage.seq}`);
     // A replica started on that log refuses to catch up past it.
     const fresh = await replica("unknown-b", 0, count).catch((e: unknown) => e);
     expect(fresh).toBeInstanceOf(ServiceError);

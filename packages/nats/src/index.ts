@@ -6,4 +6,4 @@ export { DEFAULT_JOB_QUEUE, ensureDurableConsumer, ensureJobStreams, ensureStrea
 export { Code, RemoteError, requestProto, serveService, type EndpointHandler, type ProtoCodec, type RequestOptions } from "./protoRpc.js";
 export type { Service } from "@nats-io/services";
 export type { NatsConnection } from "@nats-io/transport-node";
-export { headers as natsHeaders } from "@nats-io/transport-node";
+export { headers as natsHeaders, NoRespondersError } from "@nats-io/transport-node";

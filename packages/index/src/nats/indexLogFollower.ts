@@ -1,5 +1,4 @@
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
-import { status } from "@grpc/grpc-js";
 import {
   IndexLogApplied,
   IndexLogEntry,
@@ -17,9 +16,9 @@ import type { NatsConnection } from "@attr-rag/nats";
 import { DocumentNotFoundError, InvalidDocumentError } from "../errors.js";
 import { validateDocument } from "../ingest/validateDocument.js";
 import type { ServiceContext } from "../service/context.js";
-import { ServiceError } from "../service/ServiceError.js";
 import type { DocumentInput } from "../types.js";
 import { ENTRY_HEADER, ensureIndexLog } from "./indexLog.js";
+import { checkLogReaches, UnknownLogEntryError } from "./logReach.js";
 import { AppliedNotes } from "./appliedNotes.js";
 import type { ReplicaLag } from "./replicaLag.js";
 
@@ -41,27 +40,6 @@ export interface IndexLogFollowerOptions {
   readonly lookMs?: number;
   /** Called after every look at the log (and when the follower stops at an entry it cannot apply). */
   readonly onLook?: () => void;
-}
-
-/** The log no longer holds the entries a store needs next (it was trimmed): a snapshot must fill the gap. */
-export class LogTrimmedError extends ServiceError {
-  constructor(
-    readonly applied: number,
-    readonly firstInLog: number,
-    message: string,
-  ) {
-    super(status.FAILED_PRECONDITION, message);
-  }
-}
-
-/** An entry this replica cannot read (written by a newer writer): it stops there rather than skip it. */
-export class UnknownLogEntryError extends ServiceError {
-  constructor(
-    readonly sequence: number,
-    message: string,
-  ) {
-    super(status.FAILED_PRECONDITION, message);
-  }
 }
 
 /**
@@ -129,36 +107,10 @@ export class IndexLogFollower {
     const jsm = await jetstreamManager(nc);
     await ensureIndexLog(jsm);
     const follower = new IndexLogFollower(nc, jsm, ctx, spec, options);
-    const replica = ctx.store.replica;
-    const applied = replica.applied;
-    const subject = follower.#subject;
-    const info = await jsm.streams.info(INDEX_LOG_STREAM, { subjects_filter: subject });
-    // Sequences count within one stream: a store that followed another log (the stream was deleted and made
-    // again) would skip this one's first entries as "applied", or trust a position it never saw here.
-    const logId = `${INDEX_LOG_STREAM} created ${info.created}`;
-    const heldLog = replica.log;
-    if (heldLog === undefined) replica.log = logId;
-    else if (heldLog !== logId) {
-      throw new LogTrimmedError(
-        applied,
-        info.state.first_seq,
-        `the store in ${ctx.store.path} followed another ingest log (${heldLog}, applied up to ${applied}), not this one (${logId}): the stream was made anew. Serve an empty store (--create in a new directory), which rebuilds from this log, or restore a snapshot taken from this log`,
-      );
-    }
-    // Everything before the stream's first sequence is gone. The store knows its shard's subject held nothing
-    // it lacks up to max(applied, checked); any sequence after that and before the first may have been one of
-    // its entries, whether or not the subject holds anything now, and only a snapshot can fill that gap.
-    const first = info.state.first_seq;
-    const position = Math.max(applied, replica.checked);
-    if (first > position + 1) {
-      throw new LogTrimmedError(
-        applied,
-        first,
-        `the ingest log starts at sequence ${first}, but the store in ${ctx.store.path} has applied up to ${applied}${position > applied ? ` (and saw nothing more of its shard up to ${position})` : ""}: the entries between were trimmed from the log. Start this replica from a snapshot of another replica of shard ${spec.shard}/${spec.shards} (\`attr-rag index snapshot --store THEIRS --out NEW\`, then serve NEW); it applies the log after the snapshot's last entry`,
-      );
-    }
+    const applied = ctx.store.replica.applied;
+    await checkLogReaches(jsm, ctx.store, spec);
     // The shard's last entry now: caughtUp resolves once it is applied.
-    follower.#target = (await jsm.streams.getMessage(INDEX_LOG_STREAM, { last_by_subj: subject }))?.seq ?? 0;
+    follower.#target = (await jsm.streams.getMessage(INDEX_LOG_STREAM, { last_by_subj: follower.#subject }))?.seq ?? 0;
     if (follower.#target <= applied) follower.#markCaughtUp();
     follower.#loop = follower.#run();
     follower.#scheduleLook(0);
@@ -318,7 +270,7 @@ export class IndexLogFollower {
     const store = this.#ctx.store;
     // Read once: the store's meta table, not a field.
     const applied = store.replica.applied;
-    const fresh = messages.filter((m) => m.seq > applied).map((m) => ({ m, entry: IndexLogEntry.decode(m.data) }));
+    const fresh = messages.filter((m) => m.seq > applied).map((m) => ({ m, entry: readEntry(m) }));
     let run: { m: JsMsg; doc: Document | undefined; prepared: PreparedChunks | undefined; at: string }[] = [];
     const flush = async () => {
       if (run.length === 0) return;
@@ -327,11 +279,11 @@ export class IndexLogFollower {
       run = [];
     };
     for (const { m, entry } of fresh) {
-      const op = entry.op;
+      const op = entry?.op;
       if (op?.$case === "upsert") {
         if (run.some((r) => r.doc?.id === op.value.document?.id)) await flush();
         // The entry's time in the log, not the apply's: every replica stores the same document row.
-        run.push({ m, doc: op.value.document, prepared: entry.prepared, at: m.time.toISOString() });
+        run.push({ m, doc: op.value.document, prepared: entry?.prepared, at: m.time.toISOString() });
       } else if (op?.$case === "delete") {
         await flush();
         this.#done([{ m, note: { replica: this.#replica, sequence: m.seq, delete: this.#delete(op.value.docId, m.seq) } }]);
@@ -339,7 +291,9 @@ export class IndexLogFollower {
         await flush();
         throw new UnknownLogEntryError(
           m.seq,
-          `stopped at ingest log entry ${m.seq}: it holds an operation this version of attr-rag does not know (written by a newer one). Nothing after it is applied, and this replica answers no searches; upgrade \`attr-rag index serve\` on this replica, and it goes on from that entry`,
+          entry === undefined
+            ? `stopped at ingest log entry ${m.seq}: it is not an index log entry (${m.data.length} bytes that do not decode; something else published on ${m.subject}). Nothing after it is applied, and this replica answers no searches; remove the message (\`nats stream rmm ${INDEX_LOG_STREAM} ${m.seq}\`) and restart the replica`
+            : `stopped at ingest log entry ${m.seq}: it holds an operation this version of attr-rag does not know (written by a newer one). Nothing after it is applied, and this replica answers no searches; upgrade \`attr-rag index serve\` on this replica, and it goes on from that entry`,
         );
       }
     }
@@ -414,6 +368,15 @@ export class IndexLogFollower {
       throw err;
     }
     return { found: true, chunksDeleted: existing?.chunkCount ?? 0 };
+  }
+}
+
+/** An entry, or undefined for bytes that are none (then it stops the replica, as an unknown operation does). */
+function readEntry(m: JsMsg): IndexLogEntry | undefined {
+  try {
+    return IndexLogEntry.decode(m.data);
+  } catch {
+    return undefined;
   }
 }
 

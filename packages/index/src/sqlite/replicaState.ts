@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { shardOf } from "@attr-rag/core";
 import { StoreConfigMismatchError } from "../errors.js";
 import type { Db } from "./openDatabase.js";
-import { readMeta, writeMeta } from "./meta.js";
+import { writeMeta } from "./meta.js";
 
 const REPLICA_ID = "replica_id";
 const APPLIED = "ingest_log_applied";
