@@ -1,8 +1,10 @@
 // One place for the test settings every package shares: a JSON report per package that
-// tools/ci/run-tests.mjs adds up into the plain "N passed, N failed" line CI reads, and a timing report beside
-// it (files, tests, their seconds and assertions) from which it prints where the time went.
+// tools/ci/run-tests.mjs adds up into the plain "N passed, N failed" line CI reads, a timing report beside
+// it (files, tests, their seconds and assertions) from which it prints where the time went, and the errors no
+// test owns (a describe whose beforeAll threw), each of which it counts as a failure.
 import { resolve } from "node:path";
 import { defineConfig } from "vitest/config";
+import ErrorsReporter from "./tools/ci/errorsReporter.mjs";
 import TimingReporter from "./tools/ci/timingReporter.mjs";
 
 export interface PackageTestOptions {
@@ -30,6 +32,7 @@ export function packageTestConfig(packageDir: string, overrides: PackageTestOpti
         "default",
         "json",
         new TimingReporter({ outputFile: resolve(packageDir, ".reports", `timing-${overrides.report ?? "vitest.json"}`), root: resolve(import.meta.dirname) }),
+        new ErrorsReporter({ outputFile: resolve(packageDir, ".reports", `errors-${overrides.report ?? "vitest.json"}`), root: resolve(import.meta.dirname) }),
       ],
       outputFile: { json: resolve(packageDir, ".reports", overrides.report ?? "vitest.json") },
     },

@@ -2,8 +2,10 @@
 // `npm test`: builds and tests every package through Nx, then adds up the
 // per-package vitest JSON reports (packages/<name>/.reports/vitest*.json: vitest.json, and e.g. the engine's
 // vitest-gpu.json from its GPU backend run) into the one plain line CI reads:
-// "N passed, N failed, N skipped". A package that has a test script but left no report crashed or never
-// ran (e.g. its build failed), so it counts as one failure instead of silently vanishing from the total.
+// "N passed, N failed, N skipped" (testSummary.mjs). A package that has a test script but left no report crashed
+// or never ran (e.g. its build failed), so it counts as one failure instead of silently vanishing from the total;
+// so does every error no test owns (errorsReporter.mjs: a file that failed to load, a describe whose beforeAll
+// threw, as a suite does in CI when nats-server or prometheus is missing).
 // Before that line it prints where the time went (each package's test wall time, the slowest files and tests,
 // from the timing reports beside the JSON ones) and holds the whole run to its budget (testTimes.mjs): a
 // warning past the first number, a failure past the second, naming the slowest files.
@@ -11,6 +13,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { summarizeRun } from "./testSummary.mjs";
 import { summarizeTimes } from "./testTimes.mjs";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -73,43 +76,14 @@ if (process.argv.length > 2) {
 
 rmSync(testCache, { recursive: true, force: true });
 
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-const skippedNames = [];
-const failedNames = [];
-const firstLine = (text) => String(text ?? "no message").split("\n").find((line) => line.trim() !== "")?.trim().slice(0, 300) ?? "no message";
-for (const name of packages) {
+// Each package's vitest*.json reports with the errors report beside each (errors-<report>.json).
+const reports = packages.map((name) => {
   const reportsDir = join(packagesDir, name, ".reports");
-  if (!existsSync(join(reportsDir, "vitest.json"))) {
-    console.error(`${name}: no test report (its build or test run failed before reporting)`);
-    failed += 1;
-    continue;
-  }
-  for (const file of readdirSync(reportsDir).filter((f) => /^vitest.*\.json$/.test(f)).sort()) addReport(name, file, JSON.parse(readFileSync(join(reportsDir, file), "utf8")));
-}
-
-function addReport(name, reportName, report) {
-  passed += report.numPassedTests ?? 0;
-  failed += report.numFailedTests ?? 0;
-  skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-  // A test file that failed outside its tests (load error, failing beforeAll) has no failed test of its
-  // own, only skipped ones or none, but must not look green.
-  const brokenFiles = (report.testResults ?? []).filter(
-    (f) => f.status === "failed" && !(f.assertionResults ?? []).some((a) => a.status === "failed"),
-  );
-  failed += brokenFiles.length;
-  console.error(`${name}${reportName === "vitest.json" ? "" : ` (${reportName})`}: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles.length} failed`);
-  // Skips are listed by name; a test that may skip says why in its name. Failures are listed last, with the
-  // first line of their message, so the tail of a long CI log says what broke.
-  for (const file of report.testResults ?? []) {
-    for (const test of file.assertionResults ?? []) {
-      if (test.status === "skipped" || test.status === "pending" || test.status === "todo") skippedNames.push(`${name}: ${test.fullName}`);
-      if (test.status === "failed") failedNames.push(`${name}: ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
-    }
-    if (brokenFiles.includes(file)) failedNames.push(`${name}: ${file.name}: ${firstLine(file.message)}`);
-  }
-}
+  if (!existsSync(join(reportsDir, "vitest.json"))) return { name };
+  const read = (file) => JSON.parse(readFileSync(join(reportsDir, file), "utf8"));
+  const files = readdirSync(reportsDir).filter((f) => /^vitest.*\.json$/.test(f)).sort();
+  return { name, reports: files.map((report) => ({ report, json: read(report), errors: existsSync(join(reportsDir, `errors-${report}`)) ? read(`errors-${report}`) : undefined })) };
+});
 const timings = [];
 for (const name of packages) {
   const reportsDir = join(packagesDir, name, ".reports");
@@ -119,15 +93,12 @@ for (const name of packages) {
   }
 }
 const times = summarizeTimes(timings, (Date.now() - started) / 1000);
+const run = summarizeRun(reports, times, nxStatus);
+for (const line of run.packageLines) console.error(line);
 for (const line of times.lines) console.error(line);
 laneSeconds.forEach((seconds, i) => console.error(`test lane ${i + 1} (${Array.isArray(LANES[i]) ? LANES[i].join(", ") : LANES[i]}): ${(seconds / 60).toFixed(1)} min`));
-if (times.verdict === "warn") console.error(`warning: ${times.message}`);
-if (times.verdict === "fail") {
-  failed += 1;
-  failedNames.push(`test budget: ${times.message}`);
-}
-
-for (const test of skippedNames) console.error(`skipped: ${test}`);
-for (const test of failedNames) console.error(`failed: ${test}`);
-console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exitCode = failed > 0 || passed === 0 || nxStatus !== 0 ? 1 : 0;
+for (const line of run.warnings) console.error(line);
+for (const test of run.skippedNames) console.error(`skipped: ${test}`);
+for (const test of run.failedNames) console.error(`failed: ${test}`);
+console.log(run.summary);
+process.exitCode = run.exitCode;

@@ -6,14 +6,19 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+const NOT_INSTALLED = "prometheus is not installed (apt-get install -y prometheus)";
+
 /**
  * Why Prometheus cannot run here (the tests that need it are skipped with this reason), or undefined. In CI
  * (CI=true) never: .ci/run installs it, and a missing one must fail, as a missing nats-server does.
  */
 export function prometheusMissing(): string | undefined {
   if (process.env.CI === "true") return undefined;
-  const probe = spawnSync("prometheus", ["--version"], { encoding: "utf8" });
-  return probe.error !== undefined ? "prometheus is not installed (apt-get install -y prometheus)" : undefined;
+  return prometheusInstalled() ? undefined : NOT_INSTALLED;
+}
+
+function prometheusInstalled(): boolean {
+  return spawnSync("prometheus", ["--version"], { stdio: "ignore" }).error === undefined;
 }
 
 export interface PromSeries {
@@ -31,6 +36,8 @@ export class PrometheusServer implements AsyncDisposable {
 
   /** Scrapes every target (host:port, /metrics) each second under its job label. */
   static async start(jobs: readonly { job: string; targets: readonly string[] }[]): Promise<PrometheusServer> {
+    // Said plainly here: a spawn that cannot find it only fails later, as an error event nobody awaits.
+    if (!prometheusInstalled()) throw new Error(`${NOT_INSTALLED}: cannot start the Prometheus server these tests scrape with`);
     const dir = mkdtempSync(join(tmpdir(), "attr-rag-prometheus-"));
     const config = [
       "global:",
