@@ -31,13 +31,16 @@ function search(address: string, request: SearchRequest): Promise<SearchResponse
   return new Promise<SearchResponse>((resolve, reject) => client.search(request, (err, res) => (err ? reject(err) : resolve(res)))).finally(() => client.close());
 }
 
-/** Every document (id, content hash) and chunk (id, text) of a stopped replica's store. */
+/**
+ * Every document row (every column: replicas store their log entry's time, so even ingested_at agrees) and
+ * chunk (by id; the row number is the store's own) of a stopped replica's store.
+ */
 function contents(store: string): { documents: unknown[]; chunks: unknown[] } {
   const db = new Database(join(store, "store.sqlite"), { readonly: true });
   try {
     return {
-      documents: db.prepare("SELECT id, content_hash, chunk_count FROM documents ORDER BY id").all(),
-      chunks: db.prepare("SELECT id, doc_id, ordinal, text FROM chunks ORDER BY id").all(),
+      documents: db.prepare("SELECT * FROM documents ORDER BY id").all(),
+      chunks: db.prepare(`SELECT id, doc_id, ordinal, start, "end", text FROM chunks ORDER BY id`).all(),
     };
   } finally {
     db.close();
