@@ -30,7 +30,14 @@ class CreateContextWorker : public Napi::AsyncWorker {
   void OnOK() override {
     owner_->creating_ = false;
     owner_->ctx_ = ctx_;
-    owner_->scheduler_ = std::make_unique<DecodeScheduler>(ctx_, owner_->kvUnified_);
+    if (owner_->picks_ && !owner_->picks_->supported()) {
+      // The device cannot run a pick op: every row's logits come to the host, as with sampling: 'host'.
+      owner_->samplingWhy_ = owner_->picks_->unsupportedWhy();
+      for (uint32_t s = 0; s < llama_n_seq_max(ctx_); s++) llama_set_sampler(ctx_, static_cast<llama_seq_id>(s), nullptr);
+      owner_->devicePicks_ = false;
+    }
+    owner_->scheduler_ =
+        std::make_unique<DecodeScheduler>(ctx_, owner_->kvUnified_, owner_->devicePicks_ ? owner_->picks_.get() : nullptr);
     llama_set_abort_callback(ctx_, [](void* data) { return static_cast<std::atomic<bool>*>(data)->load(); },
                              &owner_->disposing_);
     if (owner_->disposeRequested_) owner_->free();
@@ -76,6 +83,7 @@ void AddonContext::free() {
     llama_free(ctx_);
     ctx_ = nullptr;
   }
+  picks_.reset();  // the context held its sampler chains until now
   if (model_ != nullptr) {
     model_->releaseContext();
     model_ = nullptr;
@@ -108,6 +116,18 @@ Napi::Value AddonContext::InitContext(const Napi::CallbackInfo& info) {
   kvUnified_ = !o.Get("kvUnified").IsBoolean() || o.Get("kvUnified").As<Napi::Boolean>().Value();
   p.kv_unified = kvUnified_;
   p.no_perf = true;
+  // Device picks: each row's greedy token, top-2 logits, log-sum-exp and named logit computed in the graph,
+  // so a row costs the host 24 bytes instead of the vocabulary's floats. Not for embedding contexts (no rows).
+  const std::string sampling = o.Get("sampling").IsString() ? o.Get("sampling").As<Napi::String>().Utf8Value() : "host";
+  if (sampling != "host" && sampling != "device") throw Napi::RangeError::New(env, "sampling must be 'host' or 'device'");
+  devicePicks_ = sampling == "device" && !p.embeddings;
+  samplingWhy_ = sampling == "device" && p.embeddings ? "an embedding context has no output rows to pick" : "";
+  if (devicePicks_) {
+    picks_ = std::make_unique<DevicePicks>(static_cast<int>(p.n_seq_max));
+    p.samplers = picks_->configs().data();
+    p.n_samplers = picks_->configs().size();
+    p.n_outputs_max_per_seq = 0;  // teacher-forced and draft rows: many outputs per sequence in one call
+  }
   jobsHint_ = o.Get("jobs").IsNumber() ? std::max(1, o.Get("jobs").As<Napi::Number>().Int32Value()) : 1;
   creating_ = true;
   auto* worker = new CreateContextWorker(env, this, model_->require(env), p);
@@ -118,6 +138,10 @@ Napi::Value AddonContext::InitContext(const Napi::CallbackInfo& info) {
 // The approximate strategies need a cache layout and a model whose positions can be shifted; refused here,
 // before llama.cpp would assert on them.
 void AddonContext::checkApproximate(Napi::Env env, const OcclusionRequest& req) {
+  if (req.pairExact && devicePicks_) {
+    throw Napi::RangeError::New(env, "pairExact compares whole next-token distributions, which needs full logits rows: "
+                                     "create the context with sampling: 'host'");
+  }
   if (!isApproximate(req.strategy)) return;
   const std::string why = reuseUnsupported(req.strategy == Strategy::KvReuse, req.kvUnified, req.gapTokens);
   if (!why.empty()) throw Napi::RangeError::New(env, why);
@@ -284,6 +308,8 @@ Napi::Value AddonContext::Info(const Napi::CallbackInfo& info) {
   o.Set("sequences", llama_n_seq_max(ctx_));
   o.Set("pooling", static_cast<int32_t>(llama_pooling_type(ctx_)));
   o.Set("threads", llama_n_threads(ctx_));
+  o.Set("sampling", devicePicks_ ? "device" : "host");
+  o.Set("samplingWhy", samplingWhy_);
   return o;
 }
 

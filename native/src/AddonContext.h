@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "DecodeScheduler.h"
+#include "DevicePicks.h"
 #include "Occlusion.h"
 #include "Scoring.h"
 #include "llama.h"
@@ -64,6 +65,10 @@ class AddonContext : public Napi::ObjectWrap<AddonContext> {
   std::atomic<bool> disposing_{false};
   int jobsHint_ = 1;  // jobs expected to run together: a job's default share of sequences and cells
   std::unique_ptr<DecodeScheduler> scheduler_;
+  // Device picks (sampling: 'device'): owned here because the context holds the chains until it is freed.
+  std::unique_ptr<DevicePicks> picks_;
+  bool devicePicks_ = false;
+  std::string samplingWhy_;  // why a 'device' request runs on the host path ('' otherwise)
   std::map<uint32_t, ContextJob*> jobs_;
   uint32_t nextJobId_ = 1u << 30;  // ids JS did not choose, clear of the ones it does
 };

@@ -27,9 +27,11 @@ void DecodeScheduler::unpublish(const Lane& lane, llama_seq_id global) {
                    published_.end());
 }
 
-DecodeScheduler::DecodeScheduler(llama_context* ctx, bool kvUnified)
+DecodeScheduler::DecodeScheduler(llama_context* ctx, bool kvUnified, DevicePicks* picks)
     : ctx_(ctx),
       kvUnified_(kvUnified),
+      picks_(picks),
+      nVocab_(llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)))),
       // A batch larger than min(n_batch, n_ctx) trips a GGML_ASSERT inside llama.cpp, so never submit one.
       limit_(std::min<int32_t>(static_cast<int32_t>(llama_n_batch(ctx)), static_cast<int32_t>(llama_n_ctx(ctx)))),
       seqFree_(llama_n_seq_max(ctx), true),
@@ -268,6 +270,11 @@ void DecodeScheduler::lead(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     int32_t rc = 0;
     double decodeMs = 0;
+    struct {
+      long long rows = 0;
+      long long bytes = 0;
+      double ms = 0;
+    } rowStats;
     {
       std::lock_guard<std::mutex> kv(kv_);
       batch_.n_tokens = rows;
@@ -281,24 +288,55 @@ void DecodeScheduler::lead(std::unique_lock<std::mutex>& lock) {
         batch_.seq_id[i][0] = r.seq;
         batch_.logits[i] = item.output ? 1 : 0;
       }
+      if (picks_ != nullptr) {
+        // Each sequence's named tokens in its output order (the batch keeps every sequence's own order).
+        std::vector<std::vector<llama_token>> named(seqFree_.size());
+        for (int32_t k = 0; k < rows; k++) {
+          const Row& r = order[static_cast<size_t>(k)];
+          const BatchItem& item = (*r.q->items)[r.index];
+          if (item.output) named[static_cast<size_t>(r.seq)].push_back(item.named);
+        }
+        picks_->setNamed(named);
+      }
       const auto t0 = Clock::now();
       rc = llama_decode(ctx_, batch_);
-      decodeMs = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      // GPU backends return before the graph has run: wait here, so decode time is the device's work and the
+      // row reads below are host work only.
+      if (rc == 0) llama_synchronize(ctx_);
+      const auto t1 = Clock::now();
+      decodeMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
       if (rc == 0) {
         // The rows are read before anyone can decode again; each job's callback only touches its own state
         // (its thread is waiting).
+        DeviceRow picked;
+        long long bytes = 0;
+        long long outputs = 0;
         for (int32_t k = 0; k < rows; k++) {
           const Row& r = order[static_cast<size_t>(k)];
           const BatchItem& item = (*r.q->items)[r.index];
           if (!item.output || r.q->error) continue;
-          const float* row = llama_get_logits_ith(ctx_, slot[static_cast<size_t>(k)]);
+          const int32_t i = slot[static_cast<size_t>(k)];
+          OutputRow out;
+          out.nVocab = nVocab_;
+          out.named = item.named;
           try {
-            if (row == nullptr) throw std::runtime_error("llama.cpp returned no output row for a requested position");
-            (*r.q->onOutput)(row, item);
+            if (picks_ != nullptr) {
+              if (!DevicePicks::read(ctx_, i, picked, bytes)) throw std::runtime_error("llama.cpp returned no device picks for a requested position");
+              out.device = &picked;
+            } else {
+              out.logits = llama_get_logits_ith(ctx_, i);
+              if (out.logits == nullptr) throw std::runtime_error("llama.cpp returned no output row for a requested position");
+              bytes += static_cast<long long>(nVocab_) * static_cast<long long>(sizeof(float));
+            }
+            outputs++;
+            (*r.q->onOutput)(out, item);
           } catch (...) {
             r.q->error = std::current_exception();
           }
         }
+        rowStats.rows = outputs;
+        rowStats.bytes = bytes;
+        rowStats.ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
       }
     }
     lock.lock();
@@ -310,6 +348,9 @@ void DecodeScheduler::lead(std::unique_lock<std::mutex>& lock) {
     stats_.decodeCalls++;
     stats_.rows += rows;
     stats_.decodeMs += decodeMs;
+    stats_.outputRows += rowStats.rows;
+    stats_.bytesToHost += rowStats.bytes;
+    stats_.hostRowMs += rowStats.ms;
     if (step.size() > 1) stats_.multiJobCalls++;
     for (Pending* q : step) {
       if (rc == 0) {

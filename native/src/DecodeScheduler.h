@@ -19,6 +19,7 @@
 #include <mutex>
 #include <vector>
 
+#include "Greedy.h"
 #include "llama.h"
 
 namespace attr_rag {
@@ -31,6 +32,9 @@ struct BatchItem {
   // Caller's tag for the output row (e.g. sequence index and draft offset), passed back to onOutput.
   int32_t tag;
   int32_t tag2;
+  // For an output row: the token whose log-probability the job will ask for (a teacher-forced token), so the
+  // device path gathers its logit; -1 when only the greedy token (and its own log-probability) is wanted.
+  llama_token named = -1;
 };
 
 struct BatchStats {
@@ -43,7 +47,7 @@ class Cancelled : public std::exception {
   const char* what() const noexcept override { return "cancelled"; }
 };
 
-using OnOutput = std::function<void(const float*, const BatchItem&)>;
+using OnOutput = std::function<void(const OutputRow&, const BatchItem&)>;
 
 // What a job holds while it runs: sequence ids, and (unified cache) KV cells at its peak.
 struct Reservation {
@@ -55,6 +59,9 @@ struct SchedulerStats {
   long long decodeCalls = 0;    // llama_decode calls made
   long long rows = 0;           // tokens they carried (mean rows per call = rows / decodeCalls)
   double decodeMs = 0;          // wall time inside those calls (what the rows cost, apart from the jobs' own work)
+  long long outputRows = 0;     // rows handed to jobs
+  long long bytesToHost = 0;    // what llama.cpp copied to the host for those rows (whole logits rows, or the picks)
+  double hostRowMs = 0;         // host time reading the rows and running the jobs' callbacks on them
   long long multiJobCalls = 0;  // calls that carried tokens of more than one job
   long long jobsAdmitted = 0;
   long long jobsWaited = 0;     // admitted only after waiting for room
@@ -122,7 +129,8 @@ class Lane {
 
 class DecodeScheduler {
  public:
-  DecodeScheduler(llama_context* ctx, bool kvUnified);
+  // picks: the context's device picks (nullptr: every row's logits come to the host).
+  DecodeScheduler(llama_context* ctx, bool kvUnified, DevicePicks* picks);
   ~DecodeScheduler();
   DecodeScheduler(const DecodeScheduler&) = delete;
   DecodeScheduler& operator=(const DecodeScheduler&) = delete;
@@ -177,6 +185,8 @@ class DecodeScheduler {
 
   llama_context* ctx_;
   bool kvUnified_;
+  DevicePicks* picks_;
+  int32_t nVocab_;
   int32_t limit_;
   llama_batch batch_;
   // kv_ is held around llama_decode and every KV operation; m_ guards the bookkeeping. Where both are held

@@ -88,10 +88,11 @@ OcclusionResult runForced(Lane& lane, const OcclusionRequest& req) {
     if (!req.givenFull.empty()) seq0.insert(seq0.end(), req.givenFull.begin(), req.givenFull.end() - 1);
     for (size_t i = 0; i < seq0.size(); i++) {
       const bool out = !req.givenFull.empty() && i + 1 >= full.size();
-      items.push_back({seq0[i], static_cast<llama_pos>(i), 0, out, 0, out ? static_cast<int32_t>(i + 1 - full.size()) : 0});
+      items.push_back({seq0[i], static_cast<llama_pos>(i), 0, out, 0, out ? static_cast<int32_t>(i + 1 - full.size()) : 0,
+                       out ? req.givenFull[i + 1 - full.size()] : -1});
     }
-    lane.run(items, [&](const float* logits, const BatchItem& item) {
-      result.fullLogProb += logProbOf(logits, nVocab, req.givenFull[item.tag2]);
+    lane.run(items, [&](const OutputRow& row, const BatchItem& item) {
+      result.fullLogProb += row.logProb(req.givenFull[item.tag2]);
     }, stats);
     result.counters.prefillCalls = stats.decodeCalls;
 
@@ -132,7 +133,7 @@ OcclusionResult runForced(Lane& lane, const OcclusionRequest& req) {
           items.push_back({f.plan.gapFeed[i], f.plan.setStart + static_cast<llama_pos>(i), f.approx, false, 0, 0});
         }
       }
-      if (!items.empty()) lane.run(items, [](const float*, const BatchItem&) {}, stats);
+      if (!items.empty()) lane.run(items, [](const OutputRow&, const BatchItem&) {}, stats);
       for (const auto& f : wave) finishReuse(lane, f.approx, f.plan);
 
       // Prompts (all but their last token), then per step the exact row followed by the approximate row.
@@ -158,23 +159,27 @@ OcclusionResult runForced(Lane& lane, const OcclusionRequest& req) {
           const int32_t tag = static_cast<int32_t>(w);
           const llama_token exactTok = t == 0 ? f.exactFeed.empty() ? 0 : f.exactFeed.back() : forced[t - 1];
           const llama_token approxTok = t == 0 ? f.plan.tailFeed.back() : forced[t - 1];
-          if (req.pairExact) items.push_back({exactTok, exactPos[w]++, f.exact, true, tag, static_cast<int32_t>(2 * t)});
-          items.push_back({approxTok, approxPos[w]++, f.approx, true, tag, static_cast<int32_t>(2 * t + 1)});
+          if (req.pairExact) items.push_back({exactTok, exactPos[w]++, f.exact, true, tag, static_cast<int32_t>(2 * t), forced[t]});
+          items.push_back({approxTok, approxPos[w]++, f.approx, true, tag, static_cast<int32_t>(2 * t + 1), forced[t]});
         }
       }
       pending.assign(wave.size(), {});
-      lane.run(items, [&](const float* logits, const BatchItem& item) {
+      lane.run(items, [&](const OutputRow& out, const BatchItem& item) {
         const auto& f = wave[item.tag];
         ForcedStats& st = result.forced[f.k];
         const size_t t = static_cast<size_t>(item.tag2 / 2);
         const llama_token target = req.forced[f.k][t];
         if (item.tag2 % 2 == 0) {
-          logSoftmax(logits, nVocab, pending[item.tag]);
+          logSoftmax(out.full(), nVocab, pending[item.tag]);
           st.exactLogProb += pending[item.tag][target];
           return;
         }
-        logSoftmax(logits, nVocab, row);
         st.steps++;
+        if (!req.pairExact) {
+          st.logProb += out.logProb(target);
+          return;
+        }
+        logSoftmax(out.full(), nVocab, row);
         st.logProb += row[target];
         if (!req.pairExact) return;
         const auto& ref = pending[item.tag];

@@ -3,7 +3,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <limits>
+#include <stdexcept>
+
+#include "DevicePicks.h"
 
 namespace attr_rag {
 
@@ -40,5 +44,32 @@ inline double logProbOf(const float* logits, int32_t nVocab, int32_t token) {
   for (int32_t i = 0; i < nVocab; i++) sum += std::exp(static_cast<double>(logits[i]) - maxv);
   return static_cast<double>(logits[token]) - maxv - std::log(sum);
 }
+
+// One output row as a job sees it: the whole logits row (host path) or the picks the device made for it.
+// Both answer the same questions with the same numbers, up to the device's float log-sum-exp.
+struct OutputRow {
+  const float* logits = nullptr;  // host path
+  int32_t nVocab = 0;
+  const DeviceRow* device = nullptr;  // device path
+  llama_token named = -1;             // the token the row was asked about (BatchItem::named)
+
+  GreedyPick pick() const {
+    if (logits != nullptr) return pickGreedy(logits, nVocab);
+    return {device->greedy, device->top1 - device->top2};
+  }
+  // log softmax at `token`: on the device path only the greedy token and the named one are known.
+  double logProb(llama_token token) const {
+    if (logits != nullptr) return logProbOf(logits, nVocab, token);
+    const double maxv = device->top1;
+    if (token == named) return static_cast<double>(device->named) - maxv - static_cast<double>(device->lse);
+    if (token == device->greedy) return -static_cast<double>(device->lse);
+    throw std::logic_error("internal error: the log-probability of a token the row was not asked about needs the host path");
+  }
+  // The whole row, for callers that asked for full logits (the context's sampling option).
+  const float* full() const {
+    if (logits == nullptr) throw std::logic_error("this needs full logits rows: create the context with sampling: 'host'");
+    return logits;
+  }
+};
 
 }  // namespace attr_rag

@@ -191,7 +191,7 @@ class Scheduler {
       std::vector<BatchItem> items;
       for (size_t i = static_cast<size_t>(adopted); i < full.size(); i++) items.push_back({full[i], static_cast<llama_pos>(i), 0, false, 0, 0});
       const long long before = stats_.decodeCalls;
-      lane_.run(items, [](const float*, const BatchItem&) {}, stats_);
+      lane_.run(items, [](const OutputRow&, const BatchItem&) {}, stats_);
       counters_->prefillCalls += stats_.decodeCalls - before;
       lane_.publishPrefix(0, full);
     } else {
@@ -267,7 +267,7 @@ class Scheduler {
     }
     if (!items.empty()) {
       const long long before = stats_.decodeCalls;
-      lane_.run(items, [](const float*, const BatchItem&) {}, stats_);
+      lane_.run(items, [](const OutputRow&, const BatchItem&) {}, stats_);
       counters_->prefillCalls += stats_.decodeCalls - before;
     }
     for (size_t k = start; k < end; k++) {
@@ -320,11 +320,13 @@ class Scheduler {
       const std::vector<llama_token>& draft = s.draft.tokens;
       if (!s.feedIsPrompt || !draft.empty()) promptOnly = false;
       llama_pos pos = s.nPast;
+      // Rows that also teacher-force A_full (forceInDraft) name its token at their offset.
+      auto named = [&](size_t offset) { return s.forceInDraft && offset < fullTokens_->size() ? (*fullTokens_)[offset] : -1; };
       for (size_t i = 0; i < s.feed.size(); i++) {
-        items.push_back({s.feed[i], pos++, s.id, i + 1 == s.feed.size(), static_cast<int32_t>(si), 0});
+        items.push_back({s.feed[i], pos++, s.id, i + 1 == s.feed.size(), static_cast<int32_t>(si), 0, i + 1 == s.feed.size() ? named(0) : -1});
       }
       for (size_t i = 0; i < draft.size(); i++) {
-        items.push_back({draft[i], pos++, s.id, true, static_cast<int32_t>(si), static_cast<int32_t>(i + 1)});
+        items.push_back({draft[i], pos++, s.id, true, static_cast<int32_t>(si), static_cast<int32_t>(i + 1), named(i + 1)});
       }
       counters_->draftProposed += static_cast<long long>(draft.size());
     }
@@ -341,17 +343,17 @@ class Scheduler {
       if (!active[si]->done) picks[si].resize(active[si]->draft.tokens.size() + 1);
     }
     const long long before = stats_.decodeCalls;
-    lane_.run(items, [&](const float* logits, const BatchItem& item) {
+    lane_.run(items, [&](const OutputRow& row, const BatchItem& item) {
       if (item.tag2 >= kForceTag) {
         const size_t i = static_cast<size_t>(item.tag2 - kForceTag);
-        (*active[item.tag]->forceOut)[i] = static_cast<float>(logProbOf(logits, nVocab_, (*fullTokens_)[i]));
+        (*active[item.tag]->forceOut)[i] = static_cast<float>(row.logProb((*fullTokens_)[i]));
         return;
       }
-      GreedyPick p = pickGreedy(logits, nVocab_);
+      GreedyPick p = row.pick();
       const Seq& s = *active[item.tag];
-      if (score_ && s.index < 0) p.logProb = logProbOf(logits, nVocab_, p.token);
+      if (score_ && s.index < 0) p.logProb = row.logProb(p.token);
       if (s.forceInDraft && static_cast<size_t>(item.tag2) < fullTokens_->size()) {
-        (*s.forceOut)[item.tag2] = static_cast<float>(logProbOf(logits, nVocab_, (*fullTokens_)[item.tag2]));
+        (*s.forceOut)[item.tag2] = static_cast<float>(row.logProb((*fullTokens_)[item.tag2]));
       }
       picks[item.tag][item.tag2] = p;
     }, stats_);
@@ -452,9 +454,11 @@ class Scheduler {
     lane_.seqRm(s.id, s.forceFrom, -1);
     llama_pos pos = s.forceFrom;
     for (size_t i = 0; i < s.forceLead.size(); i++) {
-      items.push_back({s.forceLead[i], pos++, s.id, i + 1 == s.forceLead.size(), si, kForceTag});
+      items.push_back({s.forceLead[i], pos++, s.id, i + 1 == s.forceLead.size(), si, kForceTag, i + 1 == s.forceLead.size() ? a[0] : -1});
     }
-    for (size_t i = 0; i + 1 < a.size(); i++) items.push_back({a[i], pos++, s.id, true, si, kForceTag + static_cast<int32_t>(i + 1)});
+    for (size_t i = 0; i + 1 < a.size(); i++) {
+      items.push_back({a[i], pos++, s.id, true, si, kForceTag + static_cast<int32_t>(i + 1), a[i + 1]});
+    }
     counters_->forcedRows += static_cast<long long>(a.size());
   }
 

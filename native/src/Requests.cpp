@@ -222,6 +222,9 @@ Napi::Object schedulerStatsToJs(Napi::Env env, const SchedulerStats& s) {
   o.Set("decodeCalls", static_cast<double>(s.decodeCalls));
   o.Set("rows", static_cast<double>(s.rows));
   o.Set("decodeMs", s.decodeMs);
+  o.Set("outputRows", static_cast<double>(s.outputRows));
+  o.Set("bytesToHost", static_cast<double>(s.bytesToHost));
+  o.Set("hostRowMs", s.hostRowMs);
   o.Set("multiJobCalls", static_cast<double>(s.multiJobCalls));
   o.Set("jobsAdmitted", static_cast<double>(s.jobsAdmitted));
   o.Set("jobsWaited", static_cast<double>(s.jobsWaited));

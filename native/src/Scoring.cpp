@@ -42,11 +42,13 @@ std::vector<int32_t> allBlocks(size_t n) {
 
 // Items for `tokens` on sequence `seq` from `pos`; the last T items carry outputs tagged 0..T-1.
 void addScored(std::vector<BatchItem>& items, const std::vector<llama_token>& tokens, llama_pos pos, llama_seq_id seq,
-               int32_t tag, size_t T) {
+               int32_t tag, const std::vector<llama_token>& continuation) {
+  const size_t T = continuation.size();
   const size_t firstOut = tokens.size() - T;
   for (size_t i = 0; i < tokens.size(); i++) {
     const bool out = i >= firstOut;
-    items.push_back({tokens[i], pos + static_cast<llama_pos>(i), seq, out, tag, out ? static_cast<int32_t>(i - firstOut) : 0});
+    items.push_back({tokens[i], pos + static_cast<llama_pos>(i), seq, out, tag, out ? static_cast<int32_t>(i - firstOut) : 0,
+                     out ? continuation[i - firstOut] : -1});
   }
 }
 
@@ -111,8 +113,6 @@ long long scoreCellsNeeded(const ScoreRequest& req, int parallel) {
 ScoreResult runScoring(Lane& lane, const ScoreRequest& req) {
   const auto t0 = std::chrono::steady_clock::now();
   if (req.suffix.empty()) throw std::runtime_error("scoring needs a non-empty suffix before the continuation");
-  const llama_vocab* vocab = llama_model_get_vocab(llama_get_model(lane.ctx()));
-  const int32_t nVocab = llama_vocab_n_tokens(vocab);
   const size_t T = req.continuation.size();
   const auto all = allBlocks(req.blocks.size());
 
@@ -121,8 +121,8 @@ ScoreResult runScoring(Lane& lane, const ScoreRequest& req) {
   result.totals.assign(req.coalitions.size(), 0.0);
   std::vector<float> fullLogProbs(T, 0.0f);
   BatchStats stats;
-  auto onOutput = [&](const float* logits, const BatchItem& item) {
-    const float lp = static_cast<float>(logProbOf(logits, nVocab, req.continuation[item.tag2]));
+  auto onOutput = [&](const OutputRow& row, const BatchItem& item) {
+    const float lp = static_cast<float>(row.logProb(req.continuation[item.tag2]));
     (item.tag < 0 ? fullLogProbs : result.logProbs[item.tag])[item.tag2] = lp;
   };
 
@@ -132,7 +132,7 @@ ScoreResult runScoring(Lane& lane, const ScoreRequest& req) {
     std::vector<llama_token> full(req.prefix);
     const auto fullTail = tailAfter(req, all, 0);
     full.insert(full.end(), fullTail.begin(), fullTail.end());
-    addScored(items, full, 0, 0, -1, T);
+    addScored(items, full, 0, 0, -1, req.continuation);
     lane.run(items, onOutput, stats);
 
     std::vector<size_t> pending;
@@ -172,7 +172,7 @@ ScoreResult runScoring(Lane& lane, const ScoreRequest& req) {
           const auto& coalition = req.coalitions[p.index];
           sharePrefixFrom(lane, p.source, p.seq, p.shared);
           result.counters.tokensReused += p.shared;
-          addScored(items, tailAfter(req, coalition, p.fromBlock), p.shared, p.seq, static_cast<int32_t>(p.index), T);
+          addScored(items, tailAfter(req, coalition, p.fromBlock), p.shared, p.seq, static_cast<int32_t>(p.index), req.continuation);
         }
         lane.run(items, onOutput, stats);
       }

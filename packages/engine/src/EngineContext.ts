@@ -52,6 +52,14 @@ export interface ContextOptions {
    * shared prefix is copied stream to stream. On CPUs the second is several times faster.
    */
   kvUnified?: boolean;
+  /**
+   * Where each output row is read. "device" (default): llama.cpp computes the greedy token, the two largest
+   * logits (the margin), the log-sum-exp and the logit of a teacher-forced token inside the decode graph, and
+   * only those 24 bytes reach the host. "host": every row's whole logits (4 bytes × vocabulary) are copied and
+   * scanned on the host, the reference path; needed only for whole distributions (forced's pairExact).
+   * A device that lacks one of the ops falls back to "host" (info.sampling and info.samplingWhy say so).
+   */
+  sampling?: "device" | "host";
 }
 
 const MAX_SEQUENCES = 256;
@@ -338,6 +346,8 @@ function resolveOptions(kind: ContextKind, o: ContextOptions): NativeContextOpti
   const kvType = { f32: 0, f16: 1 }[o.kvType ?? "f16"];
   if (kvType === undefined) throw new EngineArgumentError(`kvType must be "f16" or "f32"`);
   if (flash === undefined) throw new EngineArgumentError(`flashAttention must be "auto", "on" or "off"`);
+  const sampling = o.sampling ?? "device";
+  if (sampling !== "device" && sampling !== "host") throw new EngineArgumentError(`sampling must be "device" or "host"`);
   return {
     contextSize,
     batchSize,
@@ -352,5 +362,6 @@ function resolveOptions(kind: ContextKind, o: ContextOptions): NativeContextOpti
     // Pooling needs each input whole in one micro-batch; per-sequence streams split a batch into equal
     // slices per sequence, which would cut inputs apart, so embedding contexts always use one cache.
     kvUnified: kind === "generate" ? (o.kvUnified ?? false) : true,
+    sampling: kind === "generate" ? sampling : "host",
   };
 }

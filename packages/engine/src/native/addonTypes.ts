@@ -79,6 +79,8 @@ export interface NativeContextOptions {
   kvType: number;
   /** One cache shared by all sequences (true) or one stream of contextSize / sequences cells each (false). */
   kvUnified: boolean;
+  /** Where each output row's greedy token, margin and log-probabilities are computed (see ContextOptions.sampling). */
+  sampling: "device" | "host";
 }
 
 export interface NativeSchedulerStats {
@@ -87,6 +89,10 @@ export interface NativeSchedulerStats {
   rows: number;
   /** Wall time inside those llama_decode calls. */
   decodeMs: number;
+  /** Output rows handed to jobs, the bytes llama.cpp copied to the host for them, and host time reading them. */
+  outputRows: number;
+  bytesToHost: number;
+  hostRowMs: number;
   /** Calls that carried tokens of more than one job. */
   multiJobCalls: number;
   jobsAdmitted: number;
@@ -115,6 +121,10 @@ export interface NativeContextInfo {
   sequences: number;
   pooling: number;
   threads: number;
+  /** The path that runs: "device" picks in the graph, or "host" scans of whole logits rows. */
+  sampling: "device" | "host";
+  /** Why a "device" request runs on the host path (the device lacks an op; an embedding context); "" otherwise. */
+  samplingWhy: string;
 }
 
 export interface NativeOcclusionRequest {

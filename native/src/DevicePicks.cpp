@@ -1,0 +1,272 @@
+#include "DevicePicks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "ggml-backend.h"
+#include "ggml.h"
+
+namespace attr_rag {
+
+struct DevicePicks::Chain {
+  DevicePicks* owner;
+  llama_seq_id seq;
+  std::vector<int32_t> rows;  // this sequence's output rows in the graph being built, in output order
+};
+
+namespace {
+
+using Chain = DevicePicks::Chain;
+
+Chain& chainOf(llama_sampler* s) { return *static_cast<Chain*>(s->ctx); }
+
+const char* pickName(const llama_sampler*) { return "attr-rag-device-picks"; }
+
+// Only reached if someone samples on the host with this chain: the greedy token, as the device would pick it.
+void pickApply(llama_sampler*, llama_token_data_array* cur) {
+  int64_t best = 0;
+  for (size_t i = 1; i < cur->size; i++) {
+    if (cur->data[i].logit > cur->data[best].logit) best = static_cast<int64_t>(i);
+  }
+  cur->selected = best;
+}
+
+void pickFree(llama_sampler* s) { delete static_cast<Chain*>(s->ctx); }
+
+bool pickInit(llama_sampler* s, ggml_backend_buffer_type_t buft, uint32_t) { return chainOf(s).owner->init(buft); }
+
+void pickBackendApply(llama_sampler* s, ggml_context* ctx, ggml_cgraph*, llama_sampler_data* data) {
+  chainOf(s).owner->apply(chainOf(s), ctx, data);
+}
+
+void pickSetInput(llama_sampler* s) { chainOf(s).owner->setInput(chainOf(s)); }
+
+void pickReset(llama_sampler* s) { chainOf(s).owner->reset(); }
+
+llama_sampler_i kPickIface = {
+    /* .name              = */ pickName,
+    /* .accept            = */ nullptr,
+    /* .apply             = */ pickApply,
+    /* .reset             = */ nullptr,
+    /* .clone             = */ nullptr,
+    /* .free              = */ pickFree,
+    /* .backend_init      = */ pickInit,
+    /* .backend_accept    = */ nullptr,
+    /* .backend_apply     = */ pickBackendApply,
+    /* .backend_set_input = */ pickSetInput,
+    /* .backend_reset     = */ pickReset,
+    /* .copy_state        = */ nullptr,
+};
+
+using Built = DevicePicks::Built;
+
+// Generic ggml ops (GPU backends): the index of a maximum, the index of the largest value once that one is
+// set aside (top_k would sort whole rows on some backends), both values, the log-sum-exp and the named logit.
+Built buildGeneric(ggml_context* ctx, ggml_tensor* logits, ggml_tensor* named) {
+  const int64_t nVocab = logits->ne[0];
+  const int64_t rows = logits->ne[1];
+  auto at = [&](ggml_tensor* values, ggml_tensor* index) {
+    return ggml_reshape_2d(ctx, ggml_get_rows(ctx, ggml_reshape_3d(ctx, values, 1, nVocab, rows), index), 1, rows);
+  };
+  ggml_tensor* greedy = ggml_argmax(ctx, logits);
+  ggml_tensor* greedyCol = ggml_reshape_2d(ctx, greedy, 1, rows);
+  ggml_tensor* maxv = at(logits, greedyCol);
+  ggml_tensor* floorv = ggml_reshape_3d(ctx, ggml_scale_bias(ctx, maxv, 0.0f, -std::numeric_limits<float>::max()), 1, 1, rows);
+  ggml_tensor* masked = ggml_set_rows(ctx, ggml_reshape_3d(ctx, ggml_dup(ctx, logits), 1, nVocab, rows), floorv, greedyCol);
+  ggml_tensor* second = ggml_argmax(ctx, ggml_reshape_2d(ctx, masked, nVocab, rows));
+  ggml_tensor* secondv = at(logits, ggml_reshape_2d(ctx, second, 1, rows));
+  // softmax at the maximum is 1 / Σ exp(logit - max): one fused pass gives the log-sum-exp.
+  ggml_tensor* lse = ggml_neg(ctx, ggml_log(ctx, at(ggml_soft_max(ctx, logits), greedyCol)));
+  ggml_tensor* values = ggml_concat(ctx, ggml_concat(ctx, ggml_concat(ctx, maxv, secondv, 0), lse, 0), at(logits, named), 0);
+  return {greedy, second, values, named, greedy->nb[0], second->nb[0], values->nb[1], 0};
+}
+
+// The largest value of x[from, to), skipping NaNs as the host scan's `v > best` does; 8 lanes at a time.
+float maxOf(const float* x, int64_t from, int64_t to) {
+  typedef float v8 __attribute__((vector_size(32)));
+  const float lowest = -std::numeric_limits<float>::infinity();
+  float best = lowest;
+  int64_t i = from;
+  if (to - i >= 8) {
+    v8 acc = {lowest, lowest, lowest, lowest, lowest, lowest, lowest, lowest};
+    for (; i + 8 <= to; i += 8) {
+      v8 v;
+      std::memcpy(&v, x + i, sizeof(v));
+      acc = v > acc ? v : acc;
+    }
+    for (int k = 0; k < 8; k++) best = acc[k] > best ? acc[k] : best;
+  }
+  for (; i < to; i++) best = x[i] > best ? x[i] : best;
+  return best;
+}
+
+int64_t firstIndexOf(const float* x, int64_t from, int64_t to, float v) {
+  for (int64_t i = from; i < to; i++) {
+    if (x[i] == v) return i;
+  }
+  return -1;
+}
+
+// CPU: per row the maximum and the first index holding it (as the host scan keeps), the largest value once
+// that index is set aside and an index holding it, the log-sum-exp off ggml's vectorised softmax and the named
+// logit. Output row, as int32: greedy, second, then the bits of top1, top2, lse, named.
+void fusedRows(ggml_tensor* dst, int ith, int nth, void*) {
+  const ggml_tensor* logits = dst->src[0];
+  const ggml_tensor* probs = dst->src[1];
+  const ggml_tensor* named = dst->src[2];
+  const int64_t nVocab = logits->ne[0];
+  for (int64_t r = ith; r < logits->ne[1]; r += nth) {
+    const float* x = reinterpret_cast<const float*>(static_cast<const char*>(logits->data) + r * logits->nb[1]);
+    const float t1 = maxOf(x, 0, nVocab);
+    const int64_t i1 = std::max<int64_t>(0, firstIndexOf(x, 0, nVocab, t1));  // none: every logit is NaN
+    const float t2 = std::max(maxOf(x, 0, i1), maxOf(x, i1 + 1, nVocab));
+    int64_t i2 = firstIndexOf(x, 0, i1, t2);
+    if (i2 < 0) i2 = std::max<int64_t>(0, firstIndexOf(x, i1 + 1, nVocab, t2));
+    const float* p = reinterpret_cast<const float*>(static_cast<const char*>(probs->data) + r * probs->nb[1]);
+    int32_t n = *reinterpret_cast<const int32_t*>(static_cast<const char*>(named->data) + r * named->nb[1]);
+    if (n < 0 || n >= nVocab) n = 0;
+    const float f[4] = {t1, t2, -std::log(p[i1]), x[n]};
+    auto* out = reinterpret_cast<int32_t*>(static_cast<char*>(dst->data) + r * dst->nb[1]);
+    out[0] = static_cast<int32_t>(i1);
+    out[1] = static_cast<int32_t>(i2);
+    std::memcpy(out + 2, f, sizeof(f));
+  }
+}
+
+Built buildFused(ggml_context* ctx, ggml_tensor* logits, ggml_tensor* named) {
+  ggml_tensor* args[3] = {logits, ggml_soft_max(ctx, logits), named};
+  ggml_tensor* out = ggml_custom_4d(ctx, GGML_TYPE_I32, 6, logits->ne[1], 1, 1, args, 3, fusedRows, GGML_N_TASKS_MAX, nullptr);
+  return {out, out, out, named, out->nb[1], out->nb[1], out->nb[1], 2 * sizeof(int32_t)};
+}
+
+Built buildPicks(ggml_context* ctx, ggml_tensor* logits, bool fused) {
+  ggml_tensor* named = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 1, logits->ne[1]);
+  ggml_set_name(named, "attr_picks_named");
+  ggml_set_input(named);
+  return fused ? buildFused(ctx, logits, named) : buildGeneric(ctx, logits, named);
+}
+
+}  // namespace
+
+DevicePicks::DevicePicks(int sequences) {
+  for (int s = 0; s < sequences; s++) {
+    llama_sampler_chain_params cp = llama_sampler_chain_default_params();
+    cp.no_perf = true;
+    llama_sampler* chain = llama_sampler_chain_init(cp);
+    auto* member = new Chain{this, static_cast<llama_seq_id>(s), {}};
+    llama_sampler_chain_add(chain, llama_sampler_init(&kPickIface, member));
+    chains_.push_back(chain);
+    members_.push_back(member);
+    configs_.push_back({static_cast<llama_seq_id>(s), chain});
+  }
+  named_.assign(static_cast<size_t>(sequences), {});
+  cursor_.assign(static_cast<size_t>(sequences), 0);
+}
+
+DevicePicks::~DevicePicks() {
+  for (llama_sampler* c : chains_) llama_sampler_free(c);
+}
+
+bool DevicePicks::init(ggml_backend_buffer_type_t buft) {
+  if (probed_) return supported_;
+  probed_ = true;
+  ggml_backend_dev_t dev = ggml_backend_buft_get_device(buft);
+  if (dev == nullptr || ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
+    fused_ = true;  // the CPU backend runs custom ops: one fused pass per row
+    return supported_ = true;
+  }
+  // A sampler whose op the device lacks would run that op on the CPU, row by row; say so and use the host path.
+  const size_t nodes = 64;
+  ggml_init_params ip = {nodes * ggml_tensor_overhead() + ggml_graph_overhead_custom(nodes, false), nullptr, true};
+  ggml_context* ctx = ggml_init(ip);
+  ggml_cgraph* gf = ggml_new_graph_custom(ctx, nodes, false);
+  const Built b = buildPicks(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1 << 18, 4), false);
+  ggml_build_forward_expand(gf, b.greedy);
+  ggml_build_forward_expand(gf, b.values);
+  ggml_build_forward_expand(gf, b.second);
+  for (int i = 0; i < ggml_graph_n_nodes(gf) && supported_; i++) {
+    ggml_tensor* op = ggml_graph_node(gf, i);
+    if (op->op == GGML_OP_NONE || op->op == GGML_OP_RESHAPE || op->op == GGML_OP_VIEW) continue;
+    if (!ggml_backend_dev_supports_op(dev, op)) {
+      supported_ = false;
+      why_ = std::string("device ") + ggml_backend_dev_name(dev) + " has no " + ggml_op_desc(op) + " for these shapes";
+    }
+  }
+  ggml_free(ctx);
+  return supported_;
+}
+
+void DevicePicks::reset() {
+  source_ = namedIn_ = nullptr;
+  for (Chain* m : members_) m->rows.clear();
+}
+
+void DevicePicks::apply(Chain& chain, ggml_context* ctx, llama_sampler_data* data) {
+  ggml_tensor* row = data->logits;
+  // llama.cpp hands each row as a 1-D view of one padded [n_vocab, rows + 1] tensor: build over that tensor
+  // once, so a graph has one argmax and one log-sum-exp whatever its row count. A plain tensor is a probe.
+  ggml_tensor* source = row->view_src != nullptr && row->view_src->ne[0] == row->ne[0] && ggml_n_dims(row->view_src) <= 2
+                            ? row->view_src
+                            : row;
+  const int32_t index = source == row ? 0 : static_cast<int32_t>(row->view_offs / source->nb[1]);
+  if (source != source_) {
+    ggml_tensor* logits = source == row ? ggml_reshape_2d(ctx, row, row->ne[0], 1) : source;
+    built_ = buildPicks(ctx, logits, fused_);
+    source_ = source;
+    namedIn_ = built_.named;
+  }
+  const size_t r = static_cast<size_t>(index);
+  const Built& b = built_;
+  // Views by byte offset: the fused op's int32 row holds the floats' bits, copied to the host as they are.
+  data->sampled = ggml_view_1d(ctx, b.greedy, 1, r * b.greedyStride);
+  data->candidates = ggml_view_1d(ctx, b.second, 1, r * b.secondStride + (b.second == b.greedy ? sizeof(int32_t) : 0));
+  data->logits = ggml_view_1d(ctx, b.values, kValues, r * b.valuesStride + b.valuesOffset);
+  chain.rows.push_back(index);
+}
+
+void DevicePicks::setNamed(std::vector<std::vector<llama_token>>& perSeq) {
+  for (size_t s = 0; s < named_.size(); s++) {
+    named_[s].clear();
+    if (s < perSeq.size()) named_[s].swap(perSeq[s]);
+    cursor_[s] = 0;
+  }
+}
+
+void DevicePicks::setInput(Chain& chain) {
+  if (namedIn_ == nullptr || namedIn_->buffer == nullptr) return;
+  const size_t s = static_cast<size_t>(chain.seq);
+  const int64_t rows = namedIn_->ne[1];
+  // Every row this sequence outputs, and the padding row no sequence owns (it must index inside the vocabulary).
+  const int32_t pad = 0;
+  ggml_backend_tensor_set(namedIn_, &pad, static_cast<size_t>(rows - 1) * sizeof(int32_t), sizeof(int32_t));
+  for (int32_t r : chain.rows) {
+    llama_token t = 0;
+    if (s < named_.size() && cursor_[s] < named_[s].size()) t = named_[s][cursor_[s]];
+    cursor_[s]++;
+    if (t < 0 || t >= source_->ne[0]) t = 0;
+    ggml_backend_tensor_set(namedIn_, &t, static_cast<size_t>(r) * sizeof(int32_t), sizeof(int32_t));
+  }
+}
+
+bool DevicePicks::read(llama_context* ctx, int32_t i, DeviceRow& out, long long& bytes) {
+  const llama_token t = llama_get_sampled_token_ith(ctx, i);
+  const float* v = llama_get_sampled_logits_ith(ctx, i);
+  const llama_token* second = llama_get_sampled_candidates_ith(ctx, i);
+  if (t == LLAMA_TOKEN_NULL || v == nullptr || second == nullptr || llama_get_sampled_logits_count_ith(ctx, i) != kValues ||
+      llama_get_sampled_candidates_count_ith(ctx, i) != 1) {
+    return false;
+  }
+  // At an exact tie the host scan keeps the first index; backends' argmax kernels differ in which they keep.
+  out.greedy = v[0] == v[1] ? std::min(t, second[0]) : t;
+  out.top1 = v[0];
+  out.top2 = v[1];
+  out.lse = v[2];
+  out.named = v[3];
+  bytes += static_cast<long long>(2 * sizeof(llama_token) + kValues * sizeof(float));
+  return true;
+}
+
+}  // namespace attr_rag
