@@ -112,6 +112,36 @@ describe(`engine exactness on the ${wanted ?? "(unset)"} backend, every layer of
     }
   });
 
+  // Device picks (the default path) against the host path on this backend: the same greedy tokens, and the
+  // margins and answer scores the host path computes from the same rows within 1e-5 relative and 1e-4 (both
+  // read the same logits, so the backend's batch-shape noise does not enter); picks run in the graph here, not
+  // on the CPU (info.sampling), and 24 bytes a row cross to the host.
+  it("gpu - device picks give the host path's tokens, margins and answer scores (prefix-shared and speculative)", async () => {
+    const device = await model.createContext({ contextSize: 2048, sequences: 4, threads: 1, kvType: "f32" });
+    const host = await model.createContext({ contextSize: 2048, sequences: 4, threads: 1, kvType: "f32", sampling: "host" });
+    try {
+      expect(device.info.sampling, device.info.samplingWhy).toBe("device");
+      const s = device.tokenize(storySegments(2, 34));
+      for (const strategy of ["prefix-shared", "speculative"] as const) {
+        const before = device.schedulerStats();
+        const b = await device.occlude({ segments: s, strategy, maxTokens: 8, scoreAnswer: true });
+        const after = device.schedulerStats();
+        expect((after.bytesToHost - before.bytesToHost) / (after.outputRows - before.outputRows)).toBe(24);
+        const a = await host.occlude({ segments: s, strategy, maxTokens: 8, scoreAnswer: true });
+        [a.full, ...a.occluded].forEach((x, i) => {
+          const y = [b.full, ...b.occluded][i]!;
+          expect(Array.from(y.tokens)).toEqual(Array.from(x.tokens));
+          x.margins.forEach((m, k) => expect(Math.abs(y.margins[k]! - m)).toBeLessThanOrEqual(1e-5 * Math.max(Math.abs(m), 1e-3)));
+        });
+        const pairs = [[a.answerScores!.full, b.answerScores!.full], [a.answerScores!.empty, b.answerScores!.empty], ...a.answerScores!.occluded.map((o, k) => [o, b.answerScores!.occluded[k]!])];
+        for (const [x, y] of pairs) x!.forEach((v, i) => expect(Math.abs(y![i]! - v), `${strategy}, token ${i}`).toBeLessThanOrEqual(1e-4));
+      }
+    } finally {
+      await device.dispose();
+      await host.dispose();
+    }
+  });
+
   it("gpu - three concurrent jobs give their solo tokens; one cancelled mid-decode frees its cells at once", async () => {
     const ctx = layouts["per-sequence KV streams"];
     const jobs = [storySegments(2, 41), storySegments(3, 42), storySegments(2, 43)].map((segments) => ({ segments, strategy: "prefix-shared" as const, maxTokens: 6 }));
