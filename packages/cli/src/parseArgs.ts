@@ -38,3 +38,9 @@ export function cliShardSpec(value: string): ShardSpec {
     throw new CliError((err as Error).message, 2, { cause: err });
   }
 }
+
+/** `value` when it is one of `choices`; a CliError naming the flag and the choices otherwise. */
+export function oneOf<T extends string>(name: string, value: string, choices: readonly T[]): T {
+  if ((choices as readonly string[]).includes(value)) return value as T;
+  throw new CliError(`${name} must be ${choices.join(", ").replace(/, ([^,]*)$/, " or $1")}, got "${value}"`);
+}

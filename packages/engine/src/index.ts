@@ -87,6 +87,7 @@ export { describeModel, listCachedModels, type CachedModel, type PartialDownload
 export type { NativeDevice } from "./native/addonTypes.js";
 export { readBenchCorpus } from "./bench/benchCorpus.js";
 export { describeRun, type BenchRun } from "./bench/runRecord.js";
+export { engineCost, measureDeviceCeiling, type DeviceCeiling, type EngineCost } from "./bench/deviceCeiling.js";
 export { runAttributionBench, type AttributionBenchOptions, type AttributionBenchReport } from "./bench/attributionBench.js";
 export { BENCH_STRATEGIES, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";
 export { backendSelection } from "./native/loadAddon.js";

@@ -10,7 +10,7 @@ import { positiveInt } from "../parseArgs.js";
 import { addAskRequestOptions } from "../ask/askRequestOptions.js";
 
 /** Settings of the embedded pipeline (a server has its own). */
-export const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "reranker", "threads", "gpuLayers", "contextSize", "sequences", "batchSize"];
+export const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "reranker", "threads", "gpuLayers", "contextSize", "sequences", "batchSize", "sampling", "kvCache", "flashAttention"];
 
 interface AskOptions extends AskFlags, Record<string, unknown> {
   server?: string;

@@ -11,7 +11,7 @@ import { positiveInt } from "../parseArgs.js";
 import { abortOnSigint } from "./ask.js";
 import { addStrategyOptions } from "../ask/strategyOptions.js";
 
-const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "threads", "gpuLayers", "contextSize", "sequences", "batchSize"];
+const EMBEDDED_KEYS: readonly ConfigKey[] = ["store", "model", "embedder", "threads", "gpuLayers", "contextSize", "sequences", "batchSize", "sampling", "kvCache", "flashAttention"];
 
 interface AttributeOptions extends AskFlags, Record<string, unknown> {
   sets: string;

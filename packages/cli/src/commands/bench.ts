@@ -28,6 +28,7 @@ interface BenchOcclusionOptions {
   ubatchSize?: string;
   flashAttention: string;
   kv: string;
+  sampling: string;
   json?: boolean;
 }
 
@@ -70,6 +71,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--ubatch-size <n>", "tokens per physical micro-batch (default: batch size)")
     .option("--flash-attention <mode>", "on | off | auto", "off")
     .option("--kv <layout>", "KV cache layout: streams (one per sequence) | unified", "streams")
+    .option("--sampling <path>", "where output rows are read: device (picks in the decode graph) | host (whole logits rows)", "device")
     .option("--json", "print the report as JSON")
     .action(async (o: BenchOcclusionOptions) => {
       // What is running: the code was loaded now, so the commit and tree state are read now, not at the end.
@@ -89,6 +91,7 @@ export function registerBenchCommand(program: Command): void {
         throw new CliError("--kv unified cannot run kv-reuse (it shifts cells a unified cache shares); use --kv streams, or kv-mask");
       }
       if (!["on", "off", "auto"].includes(o.flashAttention)) throw new CliError("--flash-attention must be on, off or auto");
+      if (o.sampling !== "device" && o.sampling !== "host") throw new CliError("--sampling must be device or host");
       const corpus = await readBenchCorpus(o.corpus ?? defaultCorpus());
       const model = await loadModelArg(o.model);
       try {
@@ -98,7 +101,7 @@ export function registerBenchCommand(program: Command): void {
         const perSequence = 2 ** Math.ceil(Math.log2(sets * (setTokens + 16) + 400 + maxTokens + 128));
         const needed = kvUnified ? (sets + 2) * perSequence : (sets + 1) * perSequence;
         const contextSize = o.contextSize ? positiveInt("--context-size", o.contextSize) : needed;
-        const ctx = await model.createContext({
+        const contextOptions = {
           contextSize,
           sequences: Math.min(256, sets + 1),
           batchSize: positiveInt("--batch-size", o.batchSize),
@@ -106,7 +109,11 @@ export function registerBenchCommand(program: Command): void {
           ...(o.threads ? { threads: positiveInt("--threads", o.threads) } : {}),
           flashAttention: o.flashAttention as "on" | "off" | "auto",
           kvUnified,
-        });
+        };
+        const ctx = await model.createContext({ ...contextOptions, sampling: o.sampling });
+        // Fidelity compares whole next-token distributions: a host-path context of the same shape, only when needed.
+        const approximate = strategies.some((s) => s === "kv-reuse" || s === "kv-mask");
+        const fidelityContext = approximate && ctx.info.sampling === "device" ? await model.createContext({ ...contextOptions, sampling: "host" }) : undefined;
         const bar = progressBar("bench occlusion");
         const report = await runOcclusionBench(ctx, {
           sets,
@@ -117,6 +124,7 @@ export function registerBenchCommand(program: Command): void {
           ...(screenTopK !== undefined ? { screenTopK } : {}),
           sentenceRuns: nonNegativeInt("--sentence-runs", o.sentenceRuns),
           corpus,
+          ...(fidelityContext ? { fidelityContext } : {}),
           onProgress: (done, total, label) => bar.update(done, total, label),
         });
         bar.done();
@@ -155,6 +163,16 @@ export function registerBenchCommand(program: Command): void {
           console.log(
             `${name} with sentence attribution (median of ${c.runs}): wall ${c.wall_ratio.toFixed(2)}× (${c.without.wall_ms.toFixed(0)} → ${c.with.wall_ms.toFixed(0)} ms), ` +
               `tokens evaluated ${c.tokens_ratio.toFixed(2)}×, decode steps ${c.decode_steps_ratio.toFixed(2)}×, llama_decode calls ${c.decode_calls_ratio.toFixed(2)}×, answers ${c.answers_identical ? "identical" : "DIFFER"}`,
+          );
+        }
+        console.log(
+          `rows read on the ${report.sampling} path${report.sampling_why ? ` (${report.sampling_why})` : ""}; device ceiling ${report.device_ceiling.tokens_per_s.toFixed(0)} tokens/s (one batch of ${report.device_ceiling.batch_tokens})`,
+        );
+        for (const [name, s] of Object.entries(report.strategies)) {
+          const e = s.engine;
+          console.log(
+            `${name.padEnd(14)} ${e.output_rows} rows, ${e.bytes_to_host_per_row.toFixed(0)} bytes and ${e.host_us_per_row.toFixed(1)} µs of host time per row, ` +
+              `${(e.decode_share * 100).toFixed(0)} % of the wall in llama_decode at ${e.decode_tokens_per_s.toFixed(0)} tokens/s (${e.ceiling_fraction === null ? "–" : `${(e.ceiling_fraction * 100).toFixed(0)} %`} of the ceiling)`,
           );
         }
         const diverged = Object.values(report.strategies).some((s) => !s.approximate && (s.first_divergences ?? []).length > 0);

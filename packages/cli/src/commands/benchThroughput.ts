@@ -3,8 +3,8 @@ import { describeRun } from "@attr-rag/engine";
 import { EmbedderMismatchError } from "@attr-rag/index";
 import { addAskBenchOptions, benchModelPath, withBenchStore } from "../cluster/benchSetup.js";
 import { CliError } from "../cliError.js";
-import { positiveInt } from "../parseArgs.js";
-import { runThroughputBench } from "../throughput/throughputBench.js";
+import { oneOf, positiveInt } from "../parseArgs.js";
+import { runThroughputBench, type EngineVariant } from "../throughput/throughputBench.js";
 
 interface BenchThroughputFlags {
   model?: string;
@@ -18,7 +18,26 @@ interface BenchThroughputFlags {
   sequencesPerAsk: string;
   cellsPerSequence: string;
   strategy: string;
+  sampling: string;
+  kvCache: string;
+  flashAttention: string;
   json?: boolean;
+}
+
+/** Every combination of the comma-separated --sampling, --kv-cache and --flash-attention values, in that order. */
+export function engineVariants(o: { sampling: string; kvCache: string; flashAttention: string }): EngineVariant[] {
+  const list = <T extends string>(flag: string, value: string, choices: readonly T[]) => {
+    const values = value.split(",").map((x) => oneOf(flag, x.trim(), choices));
+    if (new Set(values).size !== values.length) throw new CliError(`${flag} lists a value twice: ${value}`);
+    return values;
+  };
+  const variants: EngineVariant[] = [];
+  for (const kvCache of list("--kv-cache", o.kvCache, ["streams", "unified"] as const)) {
+    for (const flashAttention of list("--flash-attention", o.flashAttention, ["off", "on", "auto"] as const)) {
+      for (const sampling of list("--sampling", o.sampling, ["host", "device"] as const)) variants.push({ sampling, kvCache, flashAttention });
+    }
+  }
+  return variants;
 }
 
 function strategyArg(s: string): "naive" | "prefix-shared" | "speculative" {
@@ -53,6 +72,9 @@ export function registerBenchThroughputCommand(bench: Command): void {
     .option("--sequences-per-ask <n>", "sequences each Ask's jobs may use", "9")
     .option("--cells-per-sequence <n>", "KV cells per sequence", "4096")
     .option("--strategy <name>", "occlusion strategy: naive | prefix-shared | speculative", "speculative")
+    .option("--sampling <list>", "where output rows are read, comma-separated: device (picks in the decode graph) | host (whole logits rows); host,device is the A/B", "device")
+    .option("--kv-cache <list>", "KV cache layouts, comma-separated: streams | unified", "streams")
+    .option("--flash-attention <list>", "flash attention, comma-separated: off | on | auto", "off")
     .option("--json", "print the report as one JSON line")
     .action(async (o: BenchThroughputFlags) => {
       const run = describeRun();
@@ -69,6 +91,7 @@ export function registerBenchThroughputCommand(bench: Command): void {
         cellsPerSequence: positiveInt("--cells-per-sequence", o.cellsPerSequence),
         strategy: strategyArg(o.strategy),
         embedder: embedderArg(o.embedder),
+        variants: engineVariants(o),
       };
       await withBenchStore(o.store, "bench throughput", async (store) => {
         const report = await runThroughputBench({ store, modelPath, ...settings, onProgress: (line) => process.stderr.write(`bench throughput: ${line}\n`) }).catch((err: unknown) => {
@@ -82,9 +105,16 @@ export function registerBenchThroughputCommand(bench: Command): void {
         console.log(`model ${model}: ${settings.asks} Asks, k ${settings.k}, ${settings.maxTokens} new tokens, ${settings.threads} engine thread(s)`);
         for (const r of report.runs) {
           console.log(
-            `concurrency ${String(r.concurrency).padStart(2)}: ${r.asks_per_minute.toFixed(2)} Asks/minute, ${r.decode_calls_per_ask.toFixed(0)} decode calls per Ask, ` +
-              `${r.mean_rows_per_call.toFixed(1)} rows per call, latency p50 ${(r.latency.p50_ms / 1000).toFixed(1)} s p95 ${(r.latency.p95_ms / 1000).toFixed(1)} s` +
+            `${r.sampling} picks, ${r.kv_cache} KV, flash ${r.flash_attention}, concurrency ${String(r.concurrency).padStart(2)}: ${r.asks_per_minute.toFixed(2)} Asks/minute, ` +
+              `${r.decode_calls_per_ask.toFixed(0)} decode calls per Ask, ${r.mean_rows_per_call.toFixed(1)} rows per call, latency p50 ${(r.latency.p50_ms / 1000).toFixed(1)} s p95 ${(r.latency.p95_ms / 1000).toFixed(1)} s, ` +
+              `${r.engine.bytes_to_host_per_row.toFixed(0)} bytes and ${r.engine.host_us_per_row.toFixed(1)} µs of host time per output row, ${(r.engine.decode_share * 100).toFixed(0)} % of the wall in llama_decode` +
               (r.same_as_concurrency_1 === null ? "" : r.same_as_concurrency_1 ? ", same answers" : `, differs: Asks ${r.differing_asks.join(", ")}`),
+          );
+        }
+        for (const ab of report.sampling_ab) {
+          console.log(
+            `host ÷ device picks at concurrency ${ab.concurrency} (${ab.kv_cache} KV, flash ${ab.flash_attention}): host time per row ${ab.host_us_per_row_ratio.toFixed(0)}×, ` +
+              `bytes per row ${ab.bytes_per_row.host.toFixed(0)} → ${ab.bytes_per_row.device.toFixed(0)}, Asks/minute ${ab.asks_per_minute_ratio.toFixed(2)}× on the device path, answers ${ab.same_answers ? "the same" : "DIFFER"}`,
           );
         }
         const h = report.highest;

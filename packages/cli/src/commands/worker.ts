@@ -6,7 +6,7 @@ import { EMBED_KINDS, modelIdOf, RERANK_KINDS, startWorker, type RunningWorker }
 import { embedderToken, ggufEmbedderId, isSubjectToken } from "@attr-rag/contracts";
 import { CliError } from "../cliError.js";
 import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../natsCli.js";
-import { positiveInt } from "../parseArgs.js";
+import { oneOf, positiveInt } from "../parseArgs.js";
 import { lineLog, logger, withoutCredentials } from "@attr-rag/telemetry";
 import { untilSignal } from "../serverCli.js";
 
@@ -24,6 +24,9 @@ interface WorkerFlags extends NatsFlags {
   contextSize: string;
   sequences?: string;
   batchSize: string;
+  sampling: string;
+  kvCache: string;
+  flashAttention: string;
   gpuLayers?: string;
   stopGrace: string;
 }
@@ -59,6 +62,9 @@ export function registerWorkerCommand(program: Command): void {
     .option("--context-size <n>", "generator KV cells, shared by its parallel sequences", "32768")
     .option("--sequences <n>", "parallel sequences of the generator, shared by the running jobs (default 4 per job)")
     .option("--batch-size <n>", "tokens per llama_decode call", "512")
+    .option("--sampling <path>", "output rows: device (greedy token, margin and log-probabilities in the decode graph) | host (whole logits rows)", "device")
+    .option("--kv-cache <layout>", "generator KV cache: streams (one per sequence) | unified", "streams")
+    .option("--flash-attention <mode>", "generator flash attention: off | on | auto", "off")
     .option("--gpu-layers <n>", "layers offloaded to the GPU backend (--gpu), -1 = all (default: $ATTR_RAG_GPU_LAYERS, else -1 with --gpu cuda|vulkan, else 0)")
     .option("--stop-grace <seconds>", "how long a stop waits for the running job", "30");
   addNatsOptions(command, true).action(async (o: WorkerFlags) => {
@@ -95,6 +101,9 @@ export function registerWorkerCommand(program: Command): void {
           sequences: o.sequences !== undefined ? positiveInt("--sequences", o.sequences) : Math.min(256, 4 * jobs),
           jobs,
           batchSize: positiveInt("--batch-size", o.batchSize),
+          sampling: oneOf("--sampling", o.sampling, ["device", "host"] as const),
+          kvUnified: oneOf("--kv-cache", o.kvCache, ["streams", "unified"] as const) === "unified",
+          flashAttention: oneOf("--flash-attention", o.flashAttention, ["off", "on", "auto"] as const),
           ...threads,
         });
         serving.push({ kind: "generator", id: generator.id, engine, jobs });

@@ -5,6 +5,7 @@
 // percentiles, and whether every final answer, selection and α table equals the concurrency-1 run.
 import { availableParallelism } from "node:os";
 import { AskRequest, AttributionTable, SelectionExplanation, type AskEvent } from "@attr-rag/contracts";
+import { engineCost, measureDeviceCeiling, type DeviceCeiling, type EngineCost } from "@attr-rag/engine";
 import { DEFAULT_CONFIG, Runtime, startGatewayServer } from "@attr-rag/gateway";
 import { remoteAsk } from "../ask/remoteAsk.js";
 import { percentile } from "../cluster/batchBench.js";
@@ -28,10 +29,27 @@ export interface ThroughputBenchOptions {
   readonly cellsPerSequence: number;
   /** Occlusion strategy of the gateway (default speculative, the gateway's own default). */
   readonly strategy?: "naive" | "prefix-shared" | "speculative";
+  /**
+   * Engine set-ups, each run at every concurrency (default: the gateway's own). Runs of one set-up are compared
+   * with its concurrency-1 run, and every set-up's with the first one's at the same concurrency.
+   */
+  readonly variants?: readonly EngineVariant[];
   readonly onProgress?: (line: string) => void;
 }
 
+export interface EngineVariant {
+  sampling: "device" | "host";
+  kvCache: "streams" | "unified";
+  flashAttention: "off" | "on" | "auto";
+}
+
 export interface ThroughputRun {
+  /** The engine set-up: where rows are read, the KV layout, flash attention. */
+  sampling: "device" | "host";
+  kv_cache: "streams" | "unified";
+  flash_attention: "off" | "on" | "auto";
+  /** Why a device request ran on the host path ("" when it did not). */
+  sampling_why: string;
   concurrency: number;
   asks: number;
   wall_ms: number;
@@ -55,14 +73,25 @@ export interface ThroughputRun {
   /** CPU seconds this process (gateway, engine and client) used, beside the core-seconds the machine offered. */
   cpu_s: number;
   cores_s: number;
+  /** Output rows and what reading them cost; rows per second in llama_decode as a share of the ceiling. */
+  engine: EngineCost;
+  /** This context's own rate: one full batch inside llama_decode, measured before the Asks. */
+  device_ceiling: DeviceCeiling;
+  /** Every Ask's answer, selection and α table equal the first set-up's at this concurrency (null for that set-up). */
+  same_as_first_variant: boolean | null;
 }
 
 export interface ThroughputBenchReport {
   bench: "throughput";
-  settings: { asks: number; k: number; max_tokens: number; threads: number; sequences_per_ask: number; cells_per_sequence: number; strategy: string; embedder: string };
+  settings: { asks: number; k: number; max_tokens: number; threads: number; sequences_per_ask: number; cells_per_sequence: number; strategy: string; embedder: string; variants: EngineVariant[] };
   runs: ThroughputRun[];
-  /** At the highest concurrency, relative to concurrency 1. */
+  /** At the highest concurrency, relative to concurrency 1 (the first set-up's runs). */
   highest: { concurrency: number; decode_calls_per_ask_ratio: number; asks_per_minute_ratio: number } | null;
+  /**
+   * Host path against device picks at each concurrency where both ran with the same KV layout and flash
+   * attention: host time per output row and Asks/minute, host ÷ device (> 1: the device path is better).
+   */
+  sampling_ab: { concurrency: number; kv_cache: string; flash_attention: string; host_us_per_row_ratio: number; asks_per_minute_ratio: number; bytes_per_row: { host: number; device: number }; same_answers: boolean }[];
   goals: { decode_calls_per_ask_ratio: number; asks_per_minute_ratio_overhead_bound: number; asks_per_minute_ratio_compute_bound: number };
 }
 
@@ -106,89 +135,143 @@ function gpuLayersFromEnv(): number {
   return v ? Number(v) : DEFAULT_CONFIG.gpuLayers;
 }
 
+const variantTag = (v: EngineVariant) => `${v.sampling} picks, ${v.kvCache} KV, flash attention ${v.flashAttention}`;
+
+/** One embedded gateway with set-up `v` at concurrency `c`: a warm-up Ask, the device ceiling, then the Asks. */
+async function runOnce(o: ThroughputBenchOptions, v: EngineVariant, c: number, questions: readonly string[], say: (line: string) => void) {
+  const tag = variantTag(v);
+  const sequences = Math.min(256, c * o.sequencesPerAsk);
+  const cells = sequences * o.cellsPerSequence;
+  say(`${tag}, concurrency ${c}: opening an embedded gateway (${sequences} sequences, ${cells} KV cells, maxConcurrentAsks ${c})`);
+  const runtime = await Runtime.open({
+    ...DEFAULT_CONFIG,
+    store: o.store,
+    model: o.modelPath,
+    embedder: o.embedder ?? DEFAULT_CONFIG.embedder,
+    // The gateway's config pins gpuLayers (0 by default) and Model.load takes it over the environment, so the
+    // --gpu choice has to be passed on here; without it the layers stayed on the CPU.
+    gpuLayers: o.gpuLayers ?? gpuLayersFromEnv(),
+    k: o.k,
+    maxTokens: o.maxTokens,
+    threads: o.threads,
+    sequences,
+    contextSize: cells,
+    maxConcurrentAsks: c,
+    strategy: o.strategy ?? DEFAULT_CONFIG.strategy,
+    maxQueuedAsks: o.asks,
+    sampling: v.sampling,
+    kvCache: v.kvCache,
+    flashAttention: v.flashAttention,
+  });
+  const server = await startGatewayServer({ runtime, log: () => {} });
+  try {
+    // One warm-up Ask (page cache, allocator), not counted.
+    await ask(server.address, questions[0]!);
+    const ceiling = await measureDeviceCeiling(runtime.generator);
+    const before = runtime.generator.schedulerStats();
+    say(`${tag}, concurrency ${c}: ${o.asks} Asks (device ceiling ${ceiling.tokens_per_s.toFixed(0)} tokens/s)`);
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    const outcomes = await askAll(server.address, questions, c);
+    const wall = performance.now() - started;
+    const used = process.cpuUsage(cpu);
+    const after = runtime.generator.schedulerStats();
+    const calls = after.decodeCalls - before.decodeCalls;
+    const rows = after.rows - before.rows;
+    const latencies = outcomes.map((x) => x.ms).sort((a, b) => a - b);
+    const info = runtime.generator.info;
+    const run: ThroughputRun = {
+      sampling: info.sampling,
+      kv_cache: v.kvCache,
+      flash_attention: v.flashAttention,
+      sampling_why: info.samplingWhy,
+      concurrency: c,
+      asks: o.asks,
+      wall_ms: wall,
+      asks_per_minute: (o.asks / wall) * 60_000,
+      decode_calls: calls,
+      decode_calls_per_ask: calls / o.asks,
+      mean_rows_per_call: calls > 0 ? rows / calls : 0,
+      ms_per_decode_call: calls > 0 ? (after.decodeMs - before.decodeMs) / calls : 0,
+      us_per_row: rows > 0 ? ((after.decodeMs - before.decodeMs) * 1000) / rows : 0,
+      decode_share: (after.decodeMs - before.decodeMs) / wall,
+      multi_job_calls: after.multiJobCalls - before.multiJobCalls,
+      latency: { p50_ms: percentile(latencies, 0.5), p95_ms: percentile(latencies, 0.95) },
+      same_as_concurrency_1: null,
+      differing_asks: [],
+      context: { sequences, cells },
+      cpu_s: (used.user + used.system) / 1e6,
+      cores_s: (wall / 1000) * availableParallelism(),
+      engine: engineCost(before, after, wall, ceiling),
+      device_ceiling: ceiling,
+      same_as_first_variant: null,
+    };
+    return { run, signatures: outcomes.map((x) => x.signature) };
+  } finally {
+    await server.close();
+  }
+}
+
 export async function runThroughputBench(o: ThroughputBenchOptions): Promise<ThroughputBenchReport> {
   const say = o.onProgress ?? (() => {});
   const questions = Array.from({ length: o.asks }, (_, i) => BENCH_QUESTIONS[i % BENCH_QUESTIONS.length]!);
   const runs: ThroughputRun[] = [];
-  let reference: string[] | undefined;
+  const variants = o.variants ?? [{ sampling: DEFAULT_CONFIG.sampling, kvCache: DEFAULT_CONFIG.kvCache, flashAttention: DEFAULT_CONFIG.flashAttention }];
+  const signaturesOf = new Map<ThroughputRun, string[]>();
+  const concurrencyOne = new Map<EngineVariant, string[]>();
+  // Set-ups back to back at each concurrency, so a drift of the machine's speed does not favour one of them.
   for (const c of o.concurrency) {
-    const sequences = Math.min(256, c * o.sequencesPerAsk);
-    const cells = sequences * o.cellsPerSequence;
-    say(`concurrency ${c}: opening an embedded gateway (${sequences} sequences, ${cells} KV cells, maxConcurrentAsks ${c})`);
-    const runtime = await Runtime.open({
-      ...DEFAULT_CONFIG,
-      store: o.store,
-      model: o.modelPath,
-      embedder: o.embedder ?? DEFAULT_CONFIG.embedder,
-      // The gateway's config pins gpuLayers (0 by default) and Model.load takes it over the environment, so the
-      // --gpu choice has to be passed on here; without it the layers stayed on the CPU.
-      gpuLayers: o.gpuLayers ?? gpuLayersFromEnv(),
-      k: o.k,
-      maxTokens: o.maxTokens,
-      threads: o.threads,
-      sequences,
-      contextSize: cells,
-      maxConcurrentAsks: c,
-      strategy: o.strategy ?? DEFAULT_CONFIG.strategy,
-      maxQueuedAsks: o.asks,
-    });
-    const server = await startGatewayServer({ runtime, log: () => {} });
-    try {
-      // One warm-up Ask (page cache, allocator), not counted.
-      await ask(server.address, questions[0]!);
-      const before = runtime.generator.schedulerStats();
-      say(`concurrency ${c}: ${o.asks} Asks`);
-      const started = performance.now();
-      const cpu = process.cpuUsage();
-      const outcomes = await askAll(server.address, questions, c);
-      const wall = performance.now() - started;
-      const used = process.cpuUsage(cpu);
-      const after = runtime.generator.schedulerStats();
-      const calls = after.decodeCalls - before.decodeCalls;
-      const rows = after.rows - before.rows;
-      const signatures = outcomes.map((x) => x.signature);
-      const latencies = outcomes.map((x) => x.ms).sort((a, b) => a - b);
-      reference ??= c === 1 ? signatures : undefined;
-      const differing = reference === undefined || c === 1 ? [] : signatures.flatMap((s, i) => (s === reference![i] ? [] : [i]));
-      const run: ThroughputRun = {
-        concurrency: c,
-        asks: o.asks,
-        wall_ms: wall,
-        asks_per_minute: (o.asks / wall) * 60_000,
-        decode_calls: calls,
-        decode_calls_per_ask: calls / o.asks,
-        mean_rows_per_call: calls > 0 ? rows / calls : 0,
-        ms_per_decode_call: calls > 0 ? (after.decodeMs - before.decodeMs) / calls : 0,
-        us_per_row: rows > 0 ? ((after.decodeMs - before.decodeMs) * 1000) / rows : 0,
-        decode_share: (after.decodeMs - before.decodeMs) / wall,
-        multi_job_calls: after.multiJobCalls - before.multiJobCalls,
-        latency: { p50_ms: percentile(latencies, 0.5), p95_ms: percentile(latencies, 0.95) },
-        same_as_concurrency_1: c === 1 || reference === undefined ? null : differing.length === 0,
-        differing_asks: differing,
-        context: { sequences, cells },
-        cpu_s: (used.user + used.system) / 1e6,
-        cores_s: (wall / 1000) * availableParallelism(),
-      };
+    let first: string[] | undefined;
+    for (const v of variants) {
+      const { run, signatures } = await runOnce(o, v, c, questions, say);
+      if (c === 1) concurrencyOne.set(v, signatures);
+      const reference = concurrencyOne.get(v);
+      const differing = reference === undefined || c === 1 ? [] : signatures.flatMap((s, i) => (s === reference[i] ? [] : [i]));
+      run.same_as_concurrency_1 = c === 1 || reference === undefined ? null : differing.length === 0;
+      run.differing_asks = differing;
+      run.same_as_first_variant = first === undefined ? null : signatures.every((s, i) => s === first![i]);
+      first ??= signatures;
       runs.push(run);
+      signaturesOf.set(run, signatures);
+      const tag = variantTag(v);
       say(
-        `concurrency ${c}: ${run.asks_per_minute.toFixed(2)} Asks/minute, ${run.decode_calls_per_ask.toFixed(0)} decode calls per Ask, ` +
+        `${tag}, concurrency ${c}: ${run.asks_per_minute.toFixed(2)} Asks/minute, ${run.decode_calls_per_ask.toFixed(0)} decode calls per Ask, ` +
           `${run.mean_rows_per_call.toFixed(1)} rows per call (${run.ms_per_decode_call.toFixed(1)} ms, ${run.us_per_row.toFixed(0)} µs per row, ${(run.decode_share * 100).toFixed(0)} % of the time in llama_decode), p50 ${(run.latency.p50_ms / 1000).toFixed(1)} s, CPU ${run.cpu_s.toFixed(0)} of ${run.cores_s.toFixed(0)} core-s` +
           (run.same_as_concurrency_1 === null ? "" : run.same_as_concurrency_1 ? ", same as concurrency 1" : `, ${differing.length} Asks differ from concurrency 1`),
       );
-    } finally {
-      await server.close();
+      say(
+        `${tag}, concurrency ${c}: ${run.engine.output_rows} output rows, ${run.engine.bytes_to_host_per_row.toFixed(0)} bytes and ${run.engine.host_us_per_row.toFixed(1)} µs of host time each; ` +
+          `${run.engine.decode_tokens_per_s.toFixed(0)} tokens/s in llama_decode, ${((run.engine.ceiling_fraction ?? 0) * 100).toFixed(0)} % of the device ceiling`,
+      );
     }
   }
-  const one = runs.find((r) => r.concurrency === 1);
-  const top = runs.reduce<ThroughputRun | undefined>((m, r) => (m === undefined || r.concurrency > m.concurrency ? r : m), undefined);
+  const firstRuns = runs.filter((r) => r.sampling === runs[0]?.sampling && r.kv_cache === runs[0]?.kv_cache && r.flash_attention === runs[0]?.flash_attention);
+  const one = firstRuns.find((r) => r.concurrency === 1);
+  const top = firstRuns.reduce<ThroughputRun | undefined>((m, r) => (m === undefined || r.concurrency > m.concurrency ? r : m), undefined);
+  const samplingAb = runs.flatMap((h) => {
+    if (h.sampling !== "host") return [];
+    const d = runs.find((r) => r.sampling === "device" && r.concurrency === h.concurrency && r.kv_cache === h.kv_cache && r.flash_attention === h.flash_attention);
+    if (d === undefined) return [];
+    const hs = signaturesOf.get(h)!;
+    return [{
+      concurrency: h.concurrency,
+      kv_cache: h.kv_cache,
+      flash_attention: h.flash_attention,
+      host_us_per_row_ratio: d.engine.host_us_per_row > 0 ? h.engine.host_us_per_row / d.engine.host_us_per_row : 0,
+      asks_per_minute_ratio: d.asks_per_minute / h.asks_per_minute,
+      bytes_per_row: { host: h.engine.bytes_to_host_per_row, device: d.engine.bytes_to_host_per_row },
+      same_answers: signaturesOf.get(d)!.every((s, i) => s === hs[i]),
+    }];
+  });
   return {
     bench: "throughput",
-    settings: { asks: o.asks, k: o.k, max_tokens: o.maxTokens, threads: o.threads, sequences_per_ask: o.sequencesPerAsk, cells_per_sequence: o.cellsPerSequence, strategy: o.strategy ?? DEFAULT_CONFIG.strategy, embedder: o.embedder ?? DEFAULT_CONFIG.embedder },
+    settings: { asks: o.asks, k: o.k, max_tokens: o.maxTokens, threads: o.threads, sequences_per_ask: o.sequencesPerAsk, cells_per_sequence: o.cellsPerSequence, strategy: o.strategy ?? DEFAULT_CONFIG.strategy, embedder: o.embedder ?? DEFAULT_CONFIG.embedder, variants: [...variants] },
     runs,
     highest:
       one !== undefined && top !== undefined && top.concurrency > 1
         ? { concurrency: top.concurrency, decode_calls_per_ask_ratio: top.decode_calls_per_ask / one.decode_calls_per_ask, asks_per_minute_ratio: top.asks_per_minute / one.asks_per_minute }
         : null,
+    sampling_ab: samplingAb,
     goals: { decode_calls_per_ask_ratio: 0.3, asks_per_minute_ratio_overhead_bound: 1.5, asks_per_minute_ratio_compute_bound: 1.0 },
   };
 }

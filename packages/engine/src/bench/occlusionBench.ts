@@ -8,6 +8,7 @@ import type { ScreenResult } from "../screen.js";
 import { measureFidelity, type Fidelity } from "./occlusionFidelity.js";
 import { segmentsLength, type TokenSegments } from "../tokenSegments.js";
 import { measureSentenceCost, type SentenceCost } from "./sentenceCost.js";
+import { engineCost, measureDeviceCeiling, type DeviceCeiling, type EngineCost } from "./deviceCeiling.js";
 
 export interface OcclusionBenchOptions {
   sets: number;
@@ -30,6 +31,11 @@ export interface OcclusionBenchOptions {
    * times without and with A_full's per-token scores, alternately (0: not measured).
    */
   sentenceRuns?: number;
+  /**
+   * Where the approximate strategies' fidelity is measured: it compares whole next-token distributions, which
+   * needs a context with sampling "host". Default `ctx` (which must then be on the host path).
+   */
+  fidelityContext?: EngineContext;
   /** (done, total, label) after each finished answer. */
   onProgress?: (done: number, total: number, label: string) => void;
 }
@@ -58,6 +64,8 @@ export interface StrategyReport {
   screened?: number;
   /** Null when no exact strategy ran in the same invocation. */
   fidelity?: Fidelity | null;
+  /** What reading the output rows cost, and the share of the wall in llama_decode. */
+  engine: EngineCost;
 }
 
 export interface OcclusionBenchReport {
@@ -73,6 +81,11 @@ export interface OcclusionBenchReport {
   max_divergence_margin: number | null;
   /** sentenceRuns: per exact strategy, the occlusion stage without and with sentence-level attribution. */
   sentences?: Record<string, SentenceCost>;
+  /** Where rows were read ("device" picks in the graph, or "host" scans) and why a device request ran on the host. */
+  sampling: "device" | "host";
+  sampling_why: string;
+  /** The device's own rate in this run: tokens per second of one full batch inside llama_decode. */
+  device_ceiling: DeviceCeiling;
 }
 
 /** Context sets of about `setTokens` tokens each, cut from the corpus at token boundaries. */
@@ -121,6 +134,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   const total = perRun * entries.length + approximateRuns + 1 + 2 * sentenceRuns * sentenceStrategies.length;
   let done = 0;
   const tick = (label: string) => o.onProgress?.(++done, total, label);
+  const ceiling = await measureDeviceCeiling(ctx);
 
   const full = Int32Array.from([...segments.prefix, ...segments.blocks.flatMap((b) => [...b]), ...segments.suffix]);
   let t0 = performance.now();
@@ -130,14 +144,15 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   const single = { wall_ms: performance.now() - t0, tokens_evaluated: full.length + step.value.tokens.length };
   tick("single");
 
-  const results = new Map<string, { strategy: BenchStrategy; tailTokens?: number; result: OcclusionResult; wall: number; screen?: ScreenResult }>();
+  const results = new Map<string, { strategy: BenchStrategy; tailTokens?: number; result: OcclusionResult; wall: number; screen?: ScreenResult; engine: EngineCost }>();
   for (const { name, strategy, tailTokens } of entries) {
+    const before = ctx.schedulerStats();
     t0 = performance.now();
     if (strategy === "screen") {
       const screen = await ctx.screen({ segments, maxTokens: o.maxTokens, ...(o.screenTopK !== undefined ? { topK: o.screenTopK } : {}) });
       const wall = performance.now() - t0;
       for (let i = 0; i < perRun; i++) tick(name);
-      results.set(name, { strategy, result: screen, wall, screen });
+      results.set(name, { strategy, result: screen, wall, screen, engine: engineCost(before, ctx.schedulerStats(), wall, ceiling) });
       continue;
     }
     const result = await ctx.occlude({
@@ -149,7 +164,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
     });
     const wall = performance.now() - t0;
     tick(`${name} A_full`);
-    results.set(name, { strategy, ...(tailTokens !== undefined ? { tailTokens } : {}), result, wall });
+    results.set(name, { strategy, ...(tailTokens !== undefined ? { tailTokens } : {}), result, wall, engine: engineCost(before, ctx.schedulerStats(), wall, ceiling) });
   }
 
   const reference = results.get("naive")?.result;
@@ -157,7 +172,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
   const seqs = (r: OcclusionResult) => [r.full, ...r.occluded];
   const strategies: Record<string, StrategyReport> = {};
   let maxMargin: number | null = null;
-  for (const [name, { strategy, tailTokens, result, wall, screen }] of results) {
+  for (const [name, { strategy, tailTokens, result, wall, screen, engine }] of results) {
     const approximate = approximateEntry(strategy);
     const cmp = reference !== undefined && strategy !== "naive" ? compareSequences(seqs(reference), seqs(result)) : undefined;
     const divergences = cmp?.divergences.map((d) => ({ seq: d.seq, step: d.step, naive_margin: d.referenceMargin }));
@@ -165,7 +180,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
     if (divergences !== undefined && !approximate) maxMargin = Math.max(maxMargin ?? 0, ...divergences.map((d) => d.naive_margin));
     const exact = exactName !== undefined ? { name: exactName, result: results.get(exactName)!.result } : undefined;
     const measured = { strategy: strategy as ApproximateStrategy | "screen", ...(tailTokens !== undefined ? { tailTokens } : {}), result };
-    const fidelity = !approximate ? undefined : exact ? await measureFidelity(ctx, segments, exact, measured) : null;
+    const fidelity = !approximate ? undefined : exact ? await measureFidelity(o.fidelityContext ?? ctx, segments, exact, measured) : null;
     if (approximate) tick(`${name} fidelity`);
     strategies[name] = {
       wall_ms: wall,
@@ -178,6 +193,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
       first_divergences: divergences ?? null,
       ...(approximate ? { approximate: true as const, ...(tailTokens !== undefined ? { tail_tokens: tailTokens } : {}), fidelity: fidelity ?? null } : {}),
       ...(screen ? { regenerated: screen.regenerated.length, screened: screen.screened.length } : {}),
+      engine,
     };
   }
   let sentences: Record<string, SentenceCost> | undefined;
@@ -195,5 +211,8 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
     strategies,
     max_divergence_margin: maxMargin,
     ...(sentences ? { sentences } : {}),
+    sampling: ctx.info.sampling,
+    sampling_why: ctx.info.samplingWhy,
+    device_ceiling: ceiling,
   };
 }

@@ -39,6 +39,12 @@ export interface GatewayConfig {
   sequences: number;
   /** Tokens per llama_decode call. */
   batchSize: number;
+  /** Where each output row's greedy token, margin and log-probabilities are computed (see docs/engine.md). */
+  sampling: "device" | "host";
+  /** KV cache layout of the generator: one stream per sequence, or one cache all sequences share. */
+  kvCache: "streams" | "unified";
+  /** llama.cpp flash attention for the generator. */
+  flashAttention: "off" | "on" | "auto";
   // Server limits.
   maxQuestionChars: number;
   maxK: number;
@@ -118,6 +124,10 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
   contextSize: 32_768,
   sequences: 4,
   batchSize: 512,
+  // Chosen from bench throughput (docs/engine.md, "Reading rows and laying out the KV cache").
+  sampling: "device",
+  kvCache: "streams",
+  flashAttention: "off",
   maxQuestionChars: 4_000,
   maxK: 200,
   maxMaxTokens: 4_096,

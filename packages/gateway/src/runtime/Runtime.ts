@@ -80,6 +80,9 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
         // is its share of the sequences.
         jobs: Math.min(config.maxConcurrentAsks, 256),
         batchSize: config.batchSize,
+        sampling: config.sampling,
+        kvUnified: config.kvCache === "unified",
+        flashAttention: config.flashAttention,
         ...(config.threads > 0 ? { threads: config.threads } : {}),
       });
       opened.push(generator);
