@@ -18,12 +18,16 @@ struct ggml_tensor;
 
 namespace attr_rag {
 
+// BatchItem::named for a row that names no token but wants its greedy token's log-probability (A_full scored
+// for sentence attribution). -1: greedy token and margin only.
+constexpr llama_token kNamedGreedyLogProb = -2;
+
 // What one output row holds when picked on the device.
 struct DeviceRow {
   llama_token greedy;
   float top1, top2;  // the largest logit and the runner-up (equal at an exact tie)
-  float lse;         // log Σ exp(logit - max)
-  float named;       // the logit of the row's named token (0 when none was named)
+  float lse;         // log Σ exp(logit - max); NaN where the row asked for no log-probability (CPU fused op)
+  float named;       // the logit of the row's named token (NaN or arbitrary when none was named)
 };
 
 class DevicePicks {
@@ -73,7 +77,10 @@ class DevicePicks {
   ggml_tensor* source_ = nullptr;
   ggml_tensor* namedIn_ = nullptr;
   Built built_{};
-  bool fused_ = false;  // CPU backend: one custom op per graph instead of generic ops
+  bool fused_ = false;
+  int32_t rows_ = 0;      // rows of the tensor the picks are built over
+  bool padded_ = false;   // that tensor is llama.cpp's padded copy (its last row belongs to no sequence)
+  int64_t nVocab_ = 0;  // CPU backend: one custom op per graph instead of generic ops
   std::vector<std::vector<llama_token>> named_;
   std::vector<size_t> cursor_;
 };

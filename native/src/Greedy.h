@@ -61,7 +61,8 @@ struct OutputRow {
   double logProb(llama_token token) const {
     if (logits != nullptr) return logProbOf(logits, nVocab, token);
     const double maxv = device->top1;
-    if (token == named) return static_cast<double>(device->named) - maxv - static_cast<double>(device->lse);
+    if (std::isnan(device->lse)) throw std::logic_error("internal error: a log-probability of a row that did not ask for one");
+    if (token >= 0 && token == named) return static_cast<double>(device->named) - maxv - static_cast<double>(device->lse);
     if (token == device->greedy) return -static_cast<double>(device->lse);
     throw std::logic_error("internal error: the log-probability of a token the row was not asked about needs the host path");
   }

@@ -321,9 +321,11 @@ class Scheduler {
       if (!s.feedIsPrompt || !draft.empty()) promptOnly = false;
       llama_pos pos = s.nPast;
       // Rows that also teacher-force A_full (forceInDraft) name its token at their offset.
-      auto named = [&](size_t offset) { return s.forceInDraft && offset < fullTokens_->size() ? (*fullTokens_)[offset] : -1; };
+      // A_full's own rows, when it is scored, want their greedy token's log-probability.
+      const llama_token own = score_ && s.index < 0 ? kNamedGreedyLogProb : -1;
+      auto named = [&](size_t offset) { return s.forceInDraft && offset < fullTokens_->size() ? (*fullTokens_)[offset] : own; };
       for (size_t i = 0; i < s.feed.size(); i++) {
-        items.push_back({s.feed[i], pos++, s.id, i + 1 == s.feed.size(), static_cast<int32_t>(si), 0, i + 1 == s.feed.size() ? named(0) : -1});
+        items.push_back({s.feed[i], pos++, s.id, i + 1 == s.feed.size(), static_cast<int32_t>(si), 0, i + 1 == s.feed.size() ? named(0) : llama_token{-1}});
       }
       for (size_t i = 0; i < draft.size(); i++) {
         items.push_back({draft[i], pos++, s.id, true, static_cast<int32_t>(si), static_cast<int32_t>(i + 1), named(i + 1)});

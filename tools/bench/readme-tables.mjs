@@ -52,6 +52,8 @@ export const BLOCKS = {
   // Sentence-level attribution's cost in the occlusion stage, on the bench model and stories260K.
   "sentences-bench": { files: ["sentences-bench-f16.json", "sentences-stories260K.json"], render: sentencesBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
+  // Where output rows are read (device picks against the host path), then the KV layouts and flash attention.
+  "engine-rows": { files: ["throughput-bench-f16-sampling.json", "throughput-bench-f16-kv.json", "throughput-stories260K-lavapipe-kv.json"], render: engineRowsBlock },
   "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json", "throughput-qwen2-0.5b-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
   "attribution-bench": { files: ["attribution-bench-f16.json"], render: attributionBenchBlock },
@@ -558,6 +560,37 @@ function throughputBlock(results) {
       lines.push(
         `Concurrency ${h.concurrency} ÷ 1: ${fixed(h.decode_calls_per_ask_ratio, 2)} of the decode calls per Ask (goal ≤ ${fixed(data.goals.decode_calls_per_ask_ratio, 1)}), ` +
           `${fixed(h.asks_per_minute_ratio, 2)}× the Asks/minute (goal ≥ ${fixed(data.goals.asks_per_minute_ratio_overhead_bound, 1)}× where overhead-bound, ≥ ${fixed(data.goals.asks_per_minute_ratio_compute_bound, 1)}× where compute-bound).`,
+        "",
+      );
+    }
+  }
+  lines.push(provenance(results));
+  return lines.join("\n");
+}
+
+function engineRowsBlock(results) {
+  const lines = [];
+  for (const { data } of results) {
+    const s = data.settings;
+    const backend = data.run.backend;
+    const on = backend ? ` on ${backend.label}${backend.devices.length > 0 ? ` (${backend.devices.join(", ")}, gpu layers ${backend.gpu_layers})` : ""}` : "";
+    lines.push(
+      `\`${basename(data.model)}\`${on}: ${s.asks} Asks (demo corpus, k = ${s.k}, ${s.max_tokens} new tokens, ${s.threads} engine threads, ${s.strategy}) at each concurrency, the set-ups back to back.`,
+      "",
+      "| output rows | KV cache | flash attention | concurrency | Asks/minute | bytes to the host per row | host µs per row | time in llama_decode | tokens/s in llama_decode | of the device ceiling | answers as the first set-up |",
+      "|---|---|---|---|---|---|---|---|---|---|---|",
+      ...data.runs.map(
+        (r) =>
+          `| ${r.sampling} | ${r.kv_cache} | ${r.flash_attention} | ${r.concurrency} | ${fixed(r.asks_per_minute, 2)} | ${thousands(Math.round(r.engine.bytes_to_host_per_row))} | ${fixed(r.engine.host_us_per_row, 1)} | ` +
+          `${fixed(r.engine.decode_share * 100, 0)} % | ${fixed(r.engine.decode_tokens_per_s, 0)} | ${r.engine.ceiling_fraction === null ? "–" : `${fixed(r.engine.ceiling_fraction * 100, 0)} % of ${fixed(r.device_ceiling.tokens_per_s, 0)}`} | ` +
+          `${r.same_as_first_variant === null ? "(the reference)" : r.same_as_first_variant ? "all equal" : "differ"} |`,
+      ),
+      "",
+    );
+    for (const ab of data.sampling_ab ?? []) {
+      lines.push(
+        `Host path ÷ device picks at concurrency ${ab.concurrency}: ${fixed(ab.host_us_per_row_ratio, 0)}× the host time per output row, ` +
+          `${thousands(Math.round(ab.bytes_per_row.host))} → ${thousands(Math.round(ab.bytes_per_row.device))} bytes per row; the device path's Asks/minute ${fixed(ab.asks_per_minute_ratio, 2)}× the host path's; answers ${ab.same_answers ? "the same" : "differ"}.`,
         "",
       );
     }

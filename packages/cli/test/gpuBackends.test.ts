@@ -44,6 +44,8 @@ describe("--gpu and doctor without a GPU package", () => {
     expect(report.model).toMatchObject({ offloadDevice: null, fits: false, architecture: "llama" });
     expect(report.model.layers).toBeGreaterThan(0);
     expect(report.model.modelBytes).toBeGreaterThan(0);
+    // Output rows are picked in the decode graph on the CPU backend too (a fused op there).
+    expect(report.sampling).toEqual({ path: "device", why: "" });
   });
 });
 
@@ -90,10 +92,13 @@ describe.skipIf(!vulkan && !CI)(`the Vulkan package on Mesa lavapipe${!vulkan &&
     // The backend's kernels really ran on the device, in a child process, every layer offloaded.
     expect(report.kernels).toMatchObject({ ok: true, tokens: 4 });
     expect(report.kernels.ms).toBeGreaterThan(0);
+    // Lavapipe runs every pick op, so rows are picked on the device, not scanned on the host.
+    expect(report.sampling).toEqual({ path: "device", why: "" });
     // In words, too.
     const text = await runCli(["doctor", "--gpu", "vulkan", "--model", TEST_MODEL], LAVAPIPE);
     expect(text.stdout).toMatch(/--gpu-layers -1: every layer fits Vulkan0; about [\d,]+ KV cells fit beside it/);
     expect(text.stdout).toMatch(/^kernels: ran on Vulkan0 \(4 tokens of the shipped model, every layer offloaded, [\d.]+ s\)$/m);
+    expect(text.stdout).toMatch(/^output rows: picked on Vulkan0 inside the decode graph/m);
   });
 
   it("gpu - without GGML_VK_VISIBLE_DEVICES a software device is not taken for a GPU: --gpu vulkan fails with exit 2 saying how to allow it", async () => {

@@ -24,7 +24,8 @@ for (const which of Object.keys(MODELS) as (keyof typeof MODELS)[]) {
     let unified: EngineContext;
     beforeAll(async () => {
       model = await Model.load(await MODELS[which]());
-      streams = await model.createContext({ contextSize: 8192, sequences: 8, threads: 1 });
+      // pairExact compares whole next-token distributions: the host path (sampling "host").
+      streams = await model.createContext({ contextSize: 8192, sequences: 8, threads: 1, sampling: "host" });
       unified = await model.createContext({ contextSize: 8192, sequences: 8, threads: 1, kvUnified: true });
     });
     afterAll(async () => {
@@ -103,7 +104,7 @@ describe("approximate occlusion: limits and bookkeeping", () => {
   let unified: EngineContext;
   beforeAll(async () => {
     model = await Model.load(TEST_MODEL);
-    streams = await model.createContext({ contextSize: 8192, sequences: 8, threads: 1 });
+    streams = await model.createContext({ contextSize: 8192, sequences: 8, threads: 1, sampling: "host" });
     unified = await model.createContext({ contextSize: 4096, sequences: 8, threads: 1, kvUnified: true });
   });
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { backendSelection, listDevices, llamaBuild, planOffload, readGgufHeader, resolveModel, type NativeDevice, type OffloadPlan } from "@attr-rag/engine";
+import { backendSelection, listDevices, llamaBuild, Model, planOffload, readGgufHeader, resolveModel, shippedModelPath, type NativeDevice, type OffloadPlan } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { runKernelCheck, type KernelCheck } from "../doctor/kernelCheck.js";
 import { addGpuOption, applyGpuOption, type GpuFlags } from "../gpuCli.js";
@@ -20,6 +20,8 @@ export interface DoctorReport {
   model?: { path: string; offloadDevice: string | null } & OffloadPlan;
   /** A GPU backend's kernels, run on its device (absent on the CPU). */
   kernels?: KernelCheck;
+  /** Where a generator context reads output rows ("device" picks in the graph, or "host"), and why not on the device. */
+  sampling?: { path: "device" | "host"; why: string };
 }
 
 const gib = (bytes: number) => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`);
@@ -81,6 +83,19 @@ export function registerDoctorCommand(program: Command): void {
     }
     if (selection.backend !== "cpu") report.kernels = await runKernelCheck();
     if (report.kernels?.ok === false) process.exitCode = 1;
+    // Where a generator context reads its output rows (ContextOptions.sampling): on a GPU the kernel check's
+    // context says; on the CPU a context of the shipped model, here.
+    if (report.kernels?.sampling !== undefined) {
+      report.sampling = { path: report.kernels.sampling, why: report.kernels.samplingWhy ?? "" };
+    } else if (selection.backend === "cpu") {
+      const model = await Model.load(shippedModelPath(), { gpuLayers: 0 });
+      try {
+        const ctx = await model.createContext({ contextSize: 256, sequences: 1 });
+        report.sampling = { path: ctx.info.sampling, why: ctx.info.samplingWhy };
+      } finally {
+        await model.dispose();
+      }
+    }
     if (o.json) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return;
@@ -103,6 +118,14 @@ export function registerDoctorCommand(program: Command): void {
     const k = report.kernels;
     if (k?.ok === true) lines.push(`kernels: ran on ${selection.devices[0]?.name ?? selection.backend} (${k.tokens} tokens of the shipped model, every layer offloaded, ${((k.ms ?? 0) / 1000).toFixed(1)} s)`);
     if (k?.ok === false) lines.push(`kernels: FAILED on ${selection.devices[0]?.name ?? selection.backend}: ${k.error}`, ...(k.hint ? [`  fix: ${k.hint}`] : []));
+    const s = report.sampling;
+    if (s !== undefined) {
+      lines.push(
+        s.path === "device"
+          ? `output rows: picked on ${selection.backend === "cpu" ? "the CPU backend" : (selection.devices[0]?.name ?? selection.backend)} inside the decode graph (greedy token, margin, log-probabilities: 24 bytes a row to the host)`
+          : `output rows: whole logits rows scanned on the host${s.why ? ` (${s.why})` : ""}`,
+      );
+    }
     process.stdout.write(`${lines.join("\n")}\n`);
   });
 }

@@ -11,6 +11,9 @@ export interface KernelCheck {
   tokens?: number;
   /** Load, context and generation, in the child (when ok). */
   ms?: number;
+  /** Where the context read output rows, and why a device request ran on the host path ("" when it did not). */
+  sampling?: "device" | "host";
+  samplingWhy?: string;
   /** What failed, from the child's stderr (when not ok). */
   error?: string;
   /** What to do about it (when known). */
@@ -61,8 +64,8 @@ export function runKernelCheck(options: { script?: string; env?: NodeJS.ProcessE
       clearTimeout(timer);
       if (code === 0) {
         try {
-          const { tokens, ms } = JSON.parse(stdout.trim().split("\n").pop() ?? "") as { tokens: number; ms: number };
-          resolve({ ok: true, tokens, ms });
+          const { tokens, ms, sampling, samplingWhy } = JSON.parse(stdout.trim().split("\n").pop() ?? "") as Required<Pick<KernelCheck, "tokens" | "ms" | "sampling" | "samplingWhy">>;
+          resolve({ ok: true, tokens, ms, ...(sampling !== undefined ? { sampling, samplingWhy } : {}) });
           return;
         } catch {
           resolve({ ok: false, error: `the check printed no result: ${stdout.slice(0, 200)}` });

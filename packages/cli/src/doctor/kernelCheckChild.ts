@@ -12,7 +12,7 @@ try {
   const it = ctx.generate("Once upon a time", { maxTokens: TOKENS });
   let tokens = 0;
   for (let step = await it.next(); !step.done; step = await it.next()) tokens++;
-  process.stdout.write(`${JSON.stringify({ tokens, ms: performance.now() - started })}\n`);
+  process.stdout.write(`${JSON.stringify({ tokens, ms: performance.now() - started, sampling: ctx.info.sampling, samplingWhy: ctx.info.samplingWhy })}\n`);
 } finally {
   await model.dispose();
 }
