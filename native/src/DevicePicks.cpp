@@ -305,13 +305,22 @@ void DevicePicks::apply(Chain& chain, ggml_context* ctx, llama_sampler_data* dat
     source_ = source;
     namedIn_ = built_.named;
   }
+  // llama.cpp applies every sequence's chain to every graph, those without rows in it on a dummy row. With
+  // 72 sequences that is hundreds of views the graph would carry through every step; a sequence the
+  // scheduler gave no output rows in this decode gets none (the probe, a plain tensor, always does).
+  const size_t s = static_cast<size_t>(chain.seq);
+  if (source != row && s < named_.size() && named_[s].empty()) return;
   // Rows past the unpadded tensor are the padding row only an inactive sampler views: map it to row 0.
   const size_t r = static_cast<size_t>(index < rows_ ? index : 0);
   const Built& b = built_;
-  // Views by byte offset: the fused op's int32 row holds the floats' bits, copied to the host as they are.
-  data->sampled = ggml_view_1d(ctx, b.greedy, 1, r * b.greedyStride);
-  data->candidates = ggml_view_1d(ctx, b.second, 1, r * b.secondStride + (b.second == b.greedy ? sizeof(int32_t) : 0));
-  data->logits = ggml_view_1d(ctx, b.values, kValues, r * b.valuesStride + b.valuesOffset);
+  if (fused_) {
+    // One view per row: the fused op's int32 row (greedy, second, then the floats' bits), copied as it is.
+    data->logits = ggml_view_1d(ctx, b.values, kFusedValues, r * b.valuesStride);
+  } else {
+    data->sampled = ggml_view_1d(ctx, b.greedy, 1, r * b.greedyStride);
+    data->candidates = ggml_view_1d(ctx, b.second, 1, r * b.secondStride);
+    data->logits = ggml_view_1d(ctx, b.values, kValues, r * b.valuesStride + b.valuesOffset);
+  }
   chain.rows.push_back(index);
 }
 
@@ -343,13 +352,24 @@ void DevicePicks::setInput(Chain& chain) {
 }
 
 bool DevicePicks::read(llama_context* ctx, int32_t i, DeviceRow& out, long long& bytes) {
-  const llama_token t = llama_get_sampled_token_ith(ctx, i);
   const float* v = llama_get_sampled_logits_ith(ctx, i);
-  const llama_token* second = llama_get_sampled_candidates_ith(ctx, i);
-  if (t == LLAMA_TOKEN_NULL || v == nullptr || second == nullptr || llama_get_sampled_logits_count_ith(ctx, i) != kValues ||
-      llama_get_sampled_candidates_count_ith(ctx, i) != 1) {
-    return false;
+  if (v == nullptr) return false;
+  const uint32_t n = llama_get_sampled_logits_count_ith(ctx, i);
+  if (n == kFusedValues) {
+    // The fused op's row: greedy (already the first index of the maximum), second, top1, top2, lse, named.
+    int32_t ids[2];
+    std::memcpy(ids, v, sizeof(ids));
+    out.greedy = ids[0];
+    out.top1 = v[2];
+    out.top2 = v[3];
+    out.lse = v[4];
+    out.named = v[5];
+    bytes += static_cast<long long>(kFusedValues * sizeof(float));
+    return true;
   }
+  const llama_token t = llama_get_sampled_token_ith(ctx, i);
+  const llama_token* second = llama_get_sampled_candidates_ith(ctx, i);
+  if (n != kValues || t == LLAMA_TOKEN_NULL || second == nullptr || llama_get_sampled_candidates_count_ith(ctx, i) != 1) return false;
   // At an exact tie the host scan keeps the first index; backends' argmax kernels differ in which they keep.
   out.greedy = v[0] == v[1] ? std::min(t, second[0]) : t;
   out.top1 = v[0];

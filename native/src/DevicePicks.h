@@ -34,6 +34,8 @@ class DevicePicks {
  public:
   // Values per row beside the two token ids (top1, top2, lse, named).
   static constexpr int kValues = 4;
+  // The fused CPU op's row, one view: greedy and second (int32), then top1, top2, lse, named (float).
+  static constexpr int kFusedValues = 6;
 
   explicit DevicePicks(int sequences);
   ~DevicePicks();

@@ -16,7 +16,15 @@ describe("attr-rag bench occlusion", () => {
     const r = run(["bench", "occlusion", "--model", STORIES, "--sets", "3", "--set-tokens", "40", "--max-tokens", "16", "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(Object.keys(report)).toEqual(["model", "model_parameters", "n_sets", "prompt_tokens", "max_tokens", "single", "strategies", "max_divergence_margin", "run"]);
+    expect(Object.keys(report)).toEqual(["model", "model_parameters", "n_sets", "prompt_tokens", "max_tokens", "single", "strategies", "max_divergence_margin", "sampling", "sampling_why", "device_ceiling", "run"]);
+    // Rows were picked on the device (the default), 24 bytes each; the ceiling was measured in this run.
+    expect(report).toMatchObject({ sampling: "device", sampling_why: "" });
+    expect(report.device_ceiling.tokens_per_s).toBeGreaterThan(0);
+    for (const s of Object.values(report.strategies) as { engine: { output_rows: number; bytes_to_host_per_row: number; decode_share: number } }[]) {
+      expect(s.engine.output_rows).toBeGreaterThan(0);
+      expect(s.engine.bytes_to_host_per_row).toBe(24);
+      expect(s.engine.decode_share).toBeGreaterThan(0);
+    }
     expect(report.model).toBe(STORIES); // as given on the command line
     expect(report.model_parameters).toBeGreaterThan(200_000);
     expect(report.n_sets).toBe(3);
@@ -112,5 +120,8 @@ describe("attr-rag bench occlusion", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot read the model file \/nonexistent\/model\.gguf: it does not exist/);
     expect(run(["bench", "occlusion"]).stderr).toMatch(/--model/);
+    const sampling = run(["bench", "occlusion", "--model", STORIES, "--sampling", "gpu"]);
+    expect(sampling.code).toBe(2);
+    expect(sampling.stderr).toMatch(/--sampling must be device or host/);
   });
 });
