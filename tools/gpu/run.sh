@@ -11,6 +11,10 @@ set -uo pipefail
 tree="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$tree"
 export PATH="$tree/bin:$PATH"
+# The addon was linked where it was built; here llama.cpp's libraries are the ones carried in this tree.
+lib="$tree/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
+export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export ATTR_RAG_LLAMA_LIB_DIR="$lib"
 out="${OUT:-$tree/gpu-results}"
 mkdir -p "$out" .cache/models
 benches="${BENCHES:-doctor throughput occlusion}"
