@@ -1,6 +1,7 @@
 #include "DevicePicks.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -251,6 +252,19 @@ bool DevicePicks::init(ggml_backend_buffer_type_t buft) {
   if (dev == nullptr || ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
     fused_ = true;  // the CPU backend runs custom ops: one fused pass per row
     return supported_ = true;
+  }
+  // Mesa's software Vulkan driver (lavapipe) aborted inside its own worker thread ("double free or
+  // corruption" in libvulkan_lvp.so) while running these graphs in `bench occlusion`, reproducibly, and never
+  // on the host path: a software renderer reads rows on the host.
+  {
+    std::string desc = std::string(ggml_backend_dev_name(dev)) + " " + ggml_backend_dev_description(dev);
+    std::string lower(desc);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find("llvmpipe") != std::string::npos || lower.find("lavapipe") != std::string::npos || lower.find("swiftshader") != std::string::npos) {
+      supported_ = false;
+      why_ = "device " + desc + " is a software Vulkan renderer, whose driver aborted on the picks graph; rows are read on the host";
+      return supported_;
+    }
   }
   // A sampler whose op the device lacks would run that op on the CPU, row by row; say so and use the host path.
   const size_t nodes = 64;

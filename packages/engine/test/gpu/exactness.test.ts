@@ -112,21 +112,23 @@ describe(`engine exactness on the ${wanted ?? "(unset)"} backend, every layer of
     }
   });
 
-  // Device picks (the default path) against the host path on this backend: the same greedy tokens, and the
-  // margins and answer scores the host path computes from the same rows within 1e-5 relative and 1e-4 (both
-  // read the same logits, so the backend's batch-shape noise does not enter); picks run in the graph here, not
-  // on the CPU (info.sampling), and 24 bytes a row cross to the host.
-  it("gpu - device picks give the host path's tokens, margins and answer scores (prefix-shared and speculative)", async () => {
+  // Device picks (the default path) against the host path on this backend. Mesa's software Vulkan driver
+  // aborted inside its own thread on the picks graph (bench occlusion, reproducibly), so a software renderer
+  // reads rows on the host and says why; on a real GPU the device path must give the host path's tokens,
+  // margins within 1e-5 relative and answer scores within 1e-4, with 24 bytes a row to the host.
+  it("gpu - device picks give the host path's tokens, margins and answer scores, or say why the host path runs", async () => {
     const device = await model.createContext({ contextSize: 2048, sequences: 4, threads: 1, kvType: "f32" });
     const host = await model.createContext({ contextSize: 2048, sequences: 4, threads: 1, kvType: "f32", sampling: "host" });
     try {
-      expect(device.info.sampling, device.info.samplingWhy).toBe("device");
+      const software = backendSelection().software;
+      expect(device.info.sampling, device.info.samplingWhy).toBe(software ? "host" : "device");
+      if (software) expect(device.info.samplingWhy).toMatch(/software Vulkan renderer, whose driver aborted on the picks graph; rows are read on the host/);
       const s = device.tokenize(storySegments(2, 34));
       for (const strategy of ["prefix-shared", "speculative"] as const) {
         const before = device.schedulerStats();
         const b = await device.occlude({ segments: s, strategy, maxTokens: 8, scoreAnswer: true });
         const after = device.schedulerStats();
-        expect((after.bytesToHost - before.bytesToHost) / (after.outputRows - before.outputRows)).toBe(24);
+        expect((after.bytesToHost - before.bytesToHost) / (after.outputRows - before.outputRows)).toBe(software ? 4 * model.info.nVocab : 24);
         const a = await host.occlude({ segments: s, strategy, maxTokens: 8, scoreAnswer: true });
         [a.full, ...a.occluded].forEach((x, i) => {
           const y = [b.full, ...b.occluded][i]!;

@@ -124,7 +124,7 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, "store" | "model"> = {
   contextSize: 32_768,
   sequences: 4,
   batchSize: 512,
-  // Chosen from bench throughput (docs/engine.md, "Reading rows and laying out the KV cache").
+  // Chosen from bench throughput (docs/engine.md, "Reading output rows on the device").
   sampling: "device",
   kvCache: "streams",
   flashAttention: "off",
