@@ -353,15 +353,28 @@ void DevicePicks::setInput(Chain& chain) {
   // Every row this sequence outputs, and a padding row no sequence owns (it must index inside the vocabulary).
   const int32_t pad = 0;
   if (padded_) ggml_backend_tensor_set(namedIn_, &pad, static_cast<size_t>(rows - 1) * sizeof(int32_t), sizeof(int32_t));
-  for (int32_t r : chain.rows) {
-    if (r >= rows) continue;
-    llama_token t = 0;
-    if (s < named_.size() && cursor_[s] < named_[s].size()) t = named_[s][cursor_[s]];
-    cursor_[s]++;
-    // The generic ops gather at every row's index, so it must be inside the vocabulary; the fused op reads the
-    // markers (no token named, the greedy token's own log-probability) as they are.
-    if (!fused_ && (t < 0 || t >= nVocab_)) t = 0;
-    ggml_backend_tensor_set(namedIn_, &t, static_cast<size_t>(r) * sizeof(int32_t), sizeof(int32_t));
+  // One write per run of consecutive rows (a sequence's rows are usually contiguous): on a GPU each write is a
+  // copy to the device.
+  std::vector<int32_t>& staged = staged_;
+  size_t i = 0;
+  while (i < chain.rows.size()) {
+    const int32_t first = chain.rows[i];
+    staged.clear();
+    while (i < chain.rows.size() && chain.rows[i] == first + static_cast<int32_t>(staged.size()) && chain.rows[i] < rows) {
+      llama_token t = 0;
+      if (s < named_.size() && cursor_[s] < named_[s].size()) t = named_[s][cursor_[s]];
+      cursor_[s]++;
+      // The generic ops gather at every row's index, so it must be inside the vocabulary; the fused op reads the
+      // markers (no token named, the greedy token's own log-probability) as they are.
+      if (!fused_ && (t < 0 || t >= nVocab_)) t = 0;
+      staged.push_back(t);
+      i++;
+    }
+    if (staged.empty()) {
+      i++;  // a row past the tensor (cannot happen with llama.cpp's views): skip it
+      continue;
+    }
+    ggml_backend_tensor_set(namedIn_, staged.data(), static_cast<size_t>(first) * sizeof(int32_t), staged.size() * sizeof(int32_t));
   }
 }
 

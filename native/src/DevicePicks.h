@@ -85,6 +85,7 @@ class DevicePicks {
   int64_t nVocab_ = 0;  // CPU backend: one custom op per graph instead of generic ops
   std::vector<std::vector<llama_token>> named_;
   std::vector<size_t> cursor_;
+  std::vector<int32_t> staged_;  // setInput's named tokens for one run of rows
 };
 
 }  // namespace attr_rag

@@ -533,12 +533,17 @@ function telemetryBlock(results) {
   return lines.join("\n");
 }
 
+/** " on <backend> (<devices>, gpu layers N)" for a run on a GPU backend, "" on the CPU. */
+function runsOn(data) {
+  const backend = data.run.backend;
+  return backend ? ` on ${backend.label}${backend.devices.length > 0 ? ` (${backend.devices.join(", ")}, gpu layers ${backend.gpu_layers})` : ""}` : "";
+}
+
 function throughputBlock(results) {
   const lines = [];
   for (const { data } of results) {
     const s = data.settings;
-    const backend = data.run.backend;
-    const on = backend ? ` on ${backend.label}${backend.devices.length > 0 ? ` (${backend.devices.join(", ")}, gpu layers ${backend.gpu_layers})` : ""}` : "";
+    const on = runsOn(data);
     const embedder = s.embedder && s.embedder !== "use-lite" ? `, store embedder ${basename(s.embedder.replace(/^gguf:/, ""))}` : "";
     lines.push(
       `\`${basename(data.model)}\`${on}: the same ${s.asks} Asks (demo corpus, k = ${s.k}, ${s.max_tokens} new tokens, ${s.threads} engine threads${embedder}) through one embedded ` +
@@ -572,8 +577,7 @@ function engineRowsBlock(results) {
   const lines = [];
   for (const { data } of results) {
     const s = data.settings;
-    const backend = data.run.backend;
-    const on = backend ? ` on ${backend.label}${backend.devices.length > 0 ? ` (${backend.devices.join(", ")}, gpu layers ${backend.gpu_layers})` : ""}` : "";
+    const on = runsOn(data);
     lines.push(
       `\`${basename(data.model)}\`${on}: ${s.asks} Asks (demo corpus, k = ${s.k}, ${s.max_tokens} new tokens, ${s.threads} engine threads, ${s.strategy}) at each concurrency, the set-ups back to back.`,
       "",
