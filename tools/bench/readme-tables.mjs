@@ -53,6 +53,7 @@ export const BLOCKS = {
   "sentences-bench": { files: ["sentences-bench-f16.json", "sentences-stories260K.json"], render: sentencesBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
   // Where output rows are read (device picks against the host path), then the KV layouts and flash attention.
+  "peers-bench": { files: ["peers-stories260K.json", "peers-bench-f16.json"], render: peersBlock },
   "engine-rows": { files: ["throughput-bench-f16-sampling.json", "throughput-bench-f16-kv.json"], render: engineRowsBlock },
   "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json", "throughput-qwen2-0.5b-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
@@ -598,6 +599,39 @@ function engineRowsBlock(results) {
         "",
       );
     }
+  }
+  lines.push(provenance(results));
+  return lines.join("\n");
+}
+
+function peersBlock(results) {
+  const lines = [];
+  for (const { data } of results) {
+    const on = runsOn(data);
+    const c = data.ceiling;
+    const fastest = data.fastest_exact !== null ? data.systems[data.fastest_exact] : undefined;
+    lines.push(
+      `\`${basename(data.model)}\`${on} (${(data.model_parameters / 1e6).toFixed(1)} M parameters): ${data.n_sets} sets, ${data.prompt_tokens}-token prompt, ${data.max_tokens} new tokens, ` +
+        `${data.threads} threads, batch ${data.batch_size}, ${thousands(data.sequence_cells)} KV cells per sequence; ceiling ${c ? `${thousands(c.tokens_per_s)} tokens/s (one batch of ${c.batch_tokens} tokens)` : "not measured"}.`,
+      "",
+      "| system | wall s | fastest exact is | tokens evaluated | llama_decode calls | tokens/s (of the ceiling) | multiply-adds (T) | peak RSS MiB | identical to naive |",
+      "|---|---|---|---|---|---|---|---|---|",
+      ...Object.entries(data.systems).map(
+        ([name, s]) =>
+          `| ${s.approximate ? `${name} (APPROXIMATE)` : name} | ${fixed(s.wall_ms / 1000, 1)} | ${fastest ? `${fixed(s.wall_ms / fastest.wall_ms, 2)}× faster` : "–"} | ${thousands(s.tokens_evaluated)} | ` +
+          `${s.decode_calls === null ? "–" : thousands(s.decode_calls)} | ${thousands(s.tokens_per_s)} (${s.ceiling_fraction === null ? "–" : `${fixed(s.ceiling_fraction * 100, 0)} %`}) | ${fixed(s.macs / 1e12, 2)} | ` +
+          `${fixed(s.peak_rss_mib, 0)} | ${s.identical_to_naive === null ? "reference" : `${s.identical_to_naive}/${s.answers}`}${s.fidelity ? ` (occluded: ${fixed(s.fidelity.occluded_identical * 100, 0)} %)` : ""} |`,
+      ),
+      "",
+    );
+    if (data.speedup !== null) {
+      lines.push(
+        `Fastest exact strategy (${data.fastest_exact}) against the faster peer (${data.faster_peer}): ${fixed(data.speedup, 2)}× faster in wall time, ` +
+          `${fixed(data.macs_ratio, 2)}× fewer multiply-adds; ${data.max_divergence_margin === null ? "answers not compared" : data.max_divergence_margin === 0 ? "every exact system's answers token-identical to naive's" : `largest naive margin where an exact system's answer first differs from naive's: ${fixed(data.max_divergence_margin, 3)}`}.`,
+        "",
+      );
+    }
+    for (const [name, why] of Object.entries(data.skipped)) lines.push(`${name} not run: ${why.split("\n")[0]}`, "");
   }
   lines.push(provenance(results));
   return lines.join("\n");

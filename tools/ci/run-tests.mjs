@@ -39,6 +39,14 @@ const LANES = [["@attr-rag/cli"], "the rest"];
 const testCache = mkdtempSync(join(tmpdir(), "attr-rag-test-cache-"));
 process.env.ATTR_RAG_TEST_CACHE = testCache;
 
+// `attr-rag bench peers` runs node-llama-cpp beside our engine; it is not a workspace (its npm package would
+// pull 350 MB of CUDA and Vulkan binaries into every install), so the tests install it here, once, without
+// optional packages and without its postinstall: it loads the llama.cpp libraries already in node_modules.
+if (!existsSync(join(root, "bench/peers/node_modules/node-llama-cpp/package.json"))) {
+  const peers = spawnSync("npm", ["ci", "--prefix", join(root, "bench/peers"), "--omit=optional", "--no-audit", "--no-fund"], { cwd: root, stdio: "inherit" });
+  if (peers.status !== 0) console.error("installing bench/peers (node-llama-cpp) failed; the bench peers test will say so");
+}
+
 const started = Date.now();
 const nxBin = join(root, "node_modules/.bin/nx");
 const nxRun = (args) => spawnSync(nxBin, ["run-many", ...args, "--outputStyle=stream"], { cwd: root, stdio: "inherit" });

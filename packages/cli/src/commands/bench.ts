@@ -11,6 +11,7 @@ import { registerBenchShardsCommand } from "./benchShards.js";
 import { registerBenchBatchCommand } from "./benchBatch.js";
 import { registerBenchThroughputCommand } from "./benchThroughput.js";
 import { registerBenchTelemetryCommand } from "./benchTelemetry.js";
+import { registerBenchPeersCommand } from "./benchPeers.js";
 
 interface BenchOcclusionOptions {
   model: string;
@@ -40,6 +41,7 @@ export function registerBenchCommand(program: Command): void {
   registerBenchThroughputCommand(bench);
   registerBenchTelemetryCommand(bench);
   registerBenchAttributionCommand(bench);
+  registerBenchPeersCommand(bench);
   bench
     .command("occlusion")
     .summary("time the occlusion workload under each engine strategy and compare answers with naive")

@@ -3,7 +3,7 @@
 // and every span exported over OTLP to a local sink), alternating off/on so drift on a shared machine falls on
 // both; the medians of Asks/minute are compared.
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
+import { freePort } from "../freePort.js";
 import { CLI_MAIN } from "../cluster/clusterProcess.js";
 import { startOtlpSink } from "./otlpSink.js";
 
@@ -101,13 +101,3 @@ async function throughputRun(mode: "off" | "on", o: TelemetryBenchOptions, endpo
   return { mode, asks_per_minute: last.asks_per_minute, wall_ms: last.wall_ms, latency_p50_ms: last.latency.p50_ms, scrapes };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
