@@ -53,7 +53,7 @@ export const BLOCKS = {
   "sentences-bench": { files: ["sentences-bench-f16.json", "sentences-stories260K.json"], render: sentencesBlock },
   "batch-bench": { files: ["batch-stories260K.json"], render: batchBlock },
   // Where output rows are read (device picks against the host path), then the KV layouts and flash attention.
-  "peers-bench": { files: ["peers-stories260K.json", "peers-bench-f16.json"], render: peersBlock },
+  "peers-bench": { files: ["peers-bench-f16.json", "peers-stories260K.json", "peers-stories260K-lavapipe.json"], render: peersBlock },
   "engine-rows": { files: ["throughput-bench-f16-sampling.json", "throughput-bench-f16-kv.json"], render: engineRowsBlock },
   "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json", "throughput-qwen2-0.5b-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
