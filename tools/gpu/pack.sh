@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs what a GPU server without registry access needs to run attr-rag's doctor and GPU benchmarks in one
 # command: this Node binary, the runtime node_modules (no dev tools, no prebuilt GPU kernels), the built dist
-# and native addon, the demo model and corpus, and the llama.cpp sources native/scripts/build-ggml-cuda.sh
+# and native addon, the demo model and corpus, the peers of `bench peers` where installed (node-llama-cpp in
+# bench/peers, llama-server in .cache/llama-server), and the llama.cpp sources native/scripts/build-ggml-cuda.sh
 # builds the CUDA backend from (labs' GPU servers are often offline, and npm's CUDA kernels may not match the
 # server's driver). On the server:
 #
@@ -69,8 +70,32 @@ if [ -d "$root/$cuda" ]; then
   cp "$root/$cuda/bins/linux-x64-cuda/_nlcBuildMetadata.json" "$dest/$cuda/bins/linux-x64-cuda/" 2>/dev/null || true
   # The CPU variants the CUDA build loads beside its own library (small); not the npm CUDA kernels.
   cp "$root/$cuda"/bins/linux-x64-cuda/libggml-{base,cpu-*}.so "$dest/$cuda/bins/linux-x64-cuda/" 2>/dev/null || true
+  # node-llama-cpp's own CUDA addon and llama libraries (small), so `bench peers --gpu cuda` can run it there.
+  cp "$root/$cuda"/bins/linux-x64-cuda/{llama-addon.node,libllama.cuda.*.so,libggml.cuda.*.so,libllama-common.so} "$dest/$cuda/bins/linux-x64-cuda/" 2>/dev/null || true
 else
   echo "warning: $cuda is not installed here (npm install --no-save $(basename $cuda)@3.22.1); the server's run.sh needs its manifest" >&2
+fi
+# The peers of `attr-rag bench peers`, when installed here: node-llama-cpp's runtime tree (without the llama.cpp
+# source bundle it only compiles from) and the llama-server build, its links to llama.cpp's libraries made
+# relative so they point into the carried node_modules.
+if [ -d bench/peers/node_modules/node-llama-cpp ]; then
+  mkdir -p "$dest/bench/peers"
+  cp bench/peers/package.json "$dest/bench/peers/"
+  tar -C "$root" -cf - --exclude='node_modules/node-llama-cpp/llama/gitRelease.bundle' --exclude='*.map' bench/peers/node_modules | tar -C "$dest" -xf -
+fi
+if [ -x .cache/llama-server/llama-server ]; then
+  mkdir -p "$dest/.cache/llama-server"
+  for f in .cache/llama-server/*; do
+    if [ -L "$f" ]; then
+      target="$(readlink "$f")"
+      case "$target" in
+        /*) ln -s "../../node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/$(basename "$target")" "$dest/$f" ;;
+        *) cp -P "$f" "$dest/$f" ;;
+      esac
+    else
+      cp "$f" "$dest/$f"
+    fi
+  done
 fi
 git rev-parse HEAD > "$dest/COMMIT" 2>/dev/null || true
 git status --porcelain | grep -q . && echo "uncommitted changes" >> "$dest/COMMIT"

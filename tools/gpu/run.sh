@@ -6,7 +6,7 @@
 #   attr-rag-gpu/tools/gpu/run.sh
 #
 # Environment: CMAKE_CUDA_ARCHITECTURES (default: the GPU's own, e.g. 90-real on an H100/H200),
-# BENCHES (default "doctor throughput occlusion"), ASKS (default 16), TIMEOUT_S per benchmark (default 900).
+# BENCHES (default "doctor throughput occlusion peers"), ASKS (default 16), TIMEOUT_S per benchmark (default 900).
 set -uo pipefail
 tree="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$tree"
@@ -17,7 +17,7 @@ export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export ATTR_RAG_LLAMA_LIB_DIR="$lib"
 out="${OUT:-$tree/gpu-results}"
 mkdir -p "$out" .cache/models
-benches="${BENCHES:-doctor throughput occlusion}"
+benches="${BENCHES:-doctor throughput occlusion peers}"
 asks="${ASKS:-16}"
 limit="${TIMEOUT_S:-900}"
 cli=(node packages/cli/dist/main.js)
@@ -53,7 +53,14 @@ for b in $benches; do
       --concurrency 1,8 --sampling host,device --kv-cache streams,unified --flash-attention off,on ;;
     occlusion) run occlusion-bench-f16-cuda bench occlusion --gpu cuda --model "$bench" --recompute 0,16,64 \
       --strategies naive,prefix-shared,speculative,kv-reuse,kv-mask,screen --sentence-runs 3 ;;
-    *) log "unknown benchmark $b (doctor, throughput, occlusion)" ;;
+    # Beside node-llama-cpp and llama-server (each skipped, with why, when the archive lacks it), on the bench
+    # model and on Qwen2-0.5B's shape.
+    peers)
+      run peers-bench-f16-cuda bench peers --gpu cuda --model "$bench" --runs 3
+      qwen=.cache/models/qwen2-0.5b-q8_0.gguf
+      [ -f "$qwen" ] || "${cli[@]}" models synth --preset qwen2-0.5b --quant q8_0 --out "$qwen" >> "$out/run.log" 2>&1
+      run peers-qwen2-0.5b-q8_0-cuda bench peers --gpu cuda --model "$qwen" --runs 3 ;;
+    *) log "unknown benchmark $b (doctor, throughput, occlusion, peers)" ;;
   esac
 done
 log "results in $out"

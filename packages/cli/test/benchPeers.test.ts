@@ -15,6 +15,8 @@ function run(args: string[]) {
 interface SystemReport {
   approximate?: true;
   wall_ms: number;
+  wall_runs_ms: number[];
+  answers_same_every_run: boolean;
   tokens_evaluated: number;
   decode_calls: number | null;
   tokens_per_s: number;
@@ -34,7 +36,7 @@ describe("attr-rag bench peers", () => {
     expect(existsSync(PEERS), "node-llama-cpp is missing: npm ci --prefix bench/peers --omit=optional (npm test does it)").toBe(true);
     const r = run([
       ...["bench", "peers", "--model", TEST_MODEL, "--sets", "3", "--set-tokens", "40", "--max-tokens", "16", "--threads", "1"],
-      ...["--strategies", "naive,prefix-shared,kv-reuse", "--peers", "node-llama-cpp,node-llama-cpp-serial,llama-server", "--llama-server", "/nonexistent/llama-server", "--json"],
+      ...["--strategies", "naive,prefix-shared,kv-reuse", "--peers", "node-llama-cpp,node-llama-cpp-serial,llama-server", "--llama-server", "/nonexistent/llama-server", "--runs", "2", "--json"],
     ]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout) as {
@@ -55,9 +57,12 @@ describe("attr-rag bench peers", () => {
     // The peer that is not built is named, with how to build it; the others ran.
     expect(report.skipped["llama-server"]).toMatch(/build-llama-server\.sh/);
     expect(report.run.backend?.name).toBe("cpu");
-    // Every system answered all n + 1 prompts.
+    // Every system answered all n + 1 prompts, the same in both rounds; the wall is the rounds' median.
     for (const s of Object.values(report.systems)) {
       expect(s.answers).toBe(4);
+      expect(s.answers_same_every_run).toBe(true);
+      expect(s.wall_runs_ms).toHaveLength(2);
+      expect(s.wall_ms).toBeCloseTo((s.wall_runs_ms[0]! + s.wall_runs_ms[1]!) / 2, 9);
       expect(s.peak_rss_mib).toBeGreaterThan(10);
       expect(s.wall_ms).toBeGreaterThan(0);
       expect(s.setup.length).toBeGreaterThan(20);

@@ -11,7 +11,7 @@ import { loadModelArg } from "../modelCli.js";
 import { defaultCorpus } from "../defaultCorpus.js";
 import { oneOf, positiveInt } from "../parseArgs.js";
 import { OUR_SYSTEMS, PEER_SYSTEMS, type BenchSystem, type PeerGpu, type PeerWorkload, type SystemRun } from "../peers/peerTypes.js";
-import { isOurs, reportSystems, type ModelShape } from "../peers/peerReport.js";
+import { isOurs, mergeRuns, reportSystems, type ModelShape } from "../peers/peerReport.js";
 import { runLlamaServer } from "../peers/runLlamaServer.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -32,6 +32,7 @@ interface BenchPeersFlags {
   gpu: string;
   llamaServer: string;
   nodeLlamaCpp: string;
+  runs: string;
   json?: boolean;
 }
 
@@ -93,6 +94,7 @@ export function registerBenchPeersCommand(bench: Command): void {
     .option("--gpu <backend>", "cpu | cuda | vulkan: every system offloads every layer to it", "cpu")
     .option("--llama-server <path>", "the llama-server binary (build it with native/scripts/build-llama-server.sh)", join(REPO_ROOT, ".cache/llama-server/llama-server"))
     .option("--node-llama-cpp <dir>", "where node-llama-cpp is installed (npm ci --prefix bench/peers --omit=optional)", join(REPO_ROOT, "bench/peers"))
+    .option("--runs <n>", "rounds: every system runs once per round; the wall reported is the median", "1")
     .option("--json", "print the report as JSON")
     .action(async (o: BenchPeersFlags) => {
       const gpu = oneOf("--gpu", o.gpu, ["cpu", "cuda", "vulkan"] as const) as PeerGpu;
@@ -145,32 +147,39 @@ export function registerBenchPeersCommand(bench: Command): void {
       writeFileSync(workloadPath, JSON.stringify(workload));
       const env = { ...process.env, ...gpuEnv };
       const order: BenchSystem[] = [...ours, ...peers];
-      const runs: SystemRun[] = [];
+      const rounds = positiveInt("--runs", o.runs);
+      const runs = new Map<BenchSystem, SystemRun[]>();
       const skipped: Record<string, string> = {};
       let ceiling: DeviceCeiling | undefined;
       try {
-        for (const [i, system] of order.entries()) {
-          process.stderr.write(`bench peers: ${system} (${i + 1}/${order.length})\n`);
-          try {
-            const r =
-              system === "llama-server" || system === "llama-server-serial"
-                ? await runLlamaServer(system === "llama-server-serial", workload, o.llamaServer, REPO_ROOT)
-                : await runChild(workloadPath, system, o.nodeLlamaCpp, isOurs(system) && ceiling === undefined, env);
-            ceiling ??= r.ceiling;
-            runs.push(r);
-            process.stderr.write(`bench peers: ${system} ${(r.wall_ms / 1000).toFixed(1)} s\n`);
-          } catch (err) {
-            // A missing or failing peer is reported and the others still run; our own strategies must not fail.
-            if (isOurs(system)) throw err;
-            skipped[system] = (err as Error).message;
-            process.stderr.write(`bench peers: ${system} skipped: ${(err as Error).message}\n`);
+        // Round after round, every system once per round: a slow stretch of the machine falls on all of them.
+        for (let round = 1; round <= rounds; round++) {
+          for (const [i, system] of order.entries()) {
+            if (skipped[system] !== undefined) continue;
+            const label = `${system} (${i + 1}/${order.length}${rounds > 1 ? `, round ${round}/${rounds}` : ""})`;
+            process.stderr.write(`bench peers: ${label}\n`);
+            try {
+              const r =
+                system === "llama-server" || system === "llama-server-serial"
+                  ? await runLlamaServer(system === "llama-server-serial", workload, o.llamaServer, REPO_ROOT)
+                  : await runChild(workloadPath, system, o.nodeLlamaCpp, isOurs(system) && ceiling === undefined, env);
+              ceiling ??= r.ceiling;
+              runs.set(system, [...(runs.get(system) ?? []), r]);
+              process.stderr.write(`bench peers: ${label} ${(r.wall_ms / 1000).toFixed(1)} s\n`);
+            } catch (err) {
+              // A missing or failing peer is reported and the others still run; our own strategies must not fail.
+              if (isOurs(system)) throw err;
+              skipped[system] = (err as Error).message;
+              runs.delete(system);
+              process.stderr.write(`bench peers: ${system} skipped: ${(err as Error).message}\n`);
+            }
           }
         }
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
 
-      const { systems, summary } = reportSystems(runs, shape, maxTokens, ceiling);
+      const { systems, summary } = reportSystems([...runs.values()].map(mergeRuns), shape, maxTokens, ceiling);
       const report = {
         model: o.model,
         model_description: info.description,
@@ -180,6 +189,7 @@ export function registerBenchPeersCommand(bench: Command): void {
         max_tokens: maxTokens,
         threads,
         batch_size: batchSize,
+        runs: rounds,
         sequence_cells: workload.sequenceCells,
         gpu,
         ceiling: ceiling ?? null,

@@ -12,7 +12,11 @@ export interface ModelShape {
 
 export interface SystemReport {
   approximate?: true;
+  /** Median over the rounds (--runs), and every round's wall. */
   wall_ms: number;
+  wall_runs_ms: number[];
+  /** Whether every round gave the same answers (greedy decoding should). */
+  answers_same_every_run: boolean;
   tokens_evaluated: number;
   decode_calls: number | null;
   /** tokens_evaluated per second of wall, and that over the ceiling's tokens/s. */
@@ -43,10 +47,27 @@ export interface PeersSummary {
   max_divergence_margin: number | null;
 }
 
+/** A system's rounds as one run: the median wall, the first round's answers, the highest peak RSS. */
+export interface MergedRun extends SystemRun {
+  wall_runs_ms: number[];
+  answers_same_every_run: boolean;
+}
+
+export function mergeRuns(rounds: readonly SystemRun[]): MergedRun {
+  const first = rounds[0];
+  if (!first) throw new RangeError("mergeRuns: no rounds");
+  const walls = rounds.map((r) => r.wall_ms);
+  const sorted = [...walls].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  const same = rounds.every((r) => JSON.stringify(r.answers) === JSON.stringify(first.answers));
+  return { ...first, wall_ms: median, wall_runs_ms: walls, answers_same_every_run: same, peak_rss_mib: Math.max(...rounds.map((r) => r.peak_rss_mib)) };
+}
+
 const EOG_ROW = (answer: number[], maxTokens: number) => (answer.length < maxTokens ? 1 : 0);
 
 export function reportSystems(
-  runs: readonly SystemRun[],
+  runs: readonly MergedRun[],
   shape: ModelShape,
   maxTokens: number,
   ceiling: DeviceCeiling | undefined,
@@ -69,6 +90,8 @@ export function reportSystems(
     systems[r.system] = {
       ...(approximate ? { approximate: true as const } : {}),
       wall_ms: r.wall_ms,
+      wall_runs_ms: r.wall_runs_ms,
+      answers_same_every_run: r.answers_same_every_run,
       tokens_evaluated: r.tokens_evaluated,
       decode_calls: r.decode_calls,
       tokens_per_s: tokensPerS,
