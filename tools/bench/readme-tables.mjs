@@ -614,20 +614,21 @@ function peersBlock(results) {
       `\`${basename(data.model)}\`${on} (${(data.model_parameters / 1e6).toFixed(1)} M parameters): ${data.n_sets} sets, ${data.prompt_tokens}-token prompt, ${data.max_tokens} new tokens, ` +
         `${data.threads} threads, batch ${data.batch_size}, ${thousands(data.sequence_cells)} KV cells per sequence, ${(data.runs ?? 1) > 1 ? `wall the median of ${data.runs} rounds (every system once per round)` : "one round"}; ceiling ${c ? `${thousands(c.tokens_per_s)} tokens/s (one batch of ${c.batch_tokens} tokens)` : "not measured"}.`,
       "",
-      "| system | wall s | rounds s | wall ÷ fastest exact | tokens evaluated | llama_decode calls | tokens/s (of the ceiling) | multiply-adds (T) | peak RSS MiB | identical to naive |",
+      "| system | wall s | rounds s | wall ÷ fastest exact | tokens evaluated | llama_decode calls | tokens/s (of the ceiling) | multiply-adds (G) | peak RSS MiB | identical to naive |",
       "|---|---|---|---|---|---|---|---|---|---|",
       ...Object.entries(data.systems).map(
         ([name, s]) =>
           `| ${s.approximate ? `${name} (APPROXIMATE)` : name} | ${fixed(s.wall_ms / 1000, 1)} | ${(s.wall_runs_ms ?? [s.wall_ms]).map((w) => fixed(w / 1000, 1)).join(", ")} | ${fastest ? `${fixed(s.wall_ms / fastest.wall_ms, 2)}×` : "–"} | ${thousands(s.tokens_evaluated)} | ` +
-          `${s.decode_calls === null ? "–" : thousands(s.decode_calls)} | ${thousands(s.tokens_per_s)} (${s.ceiling_fraction === null ? "–" : `${fixed(s.ceiling_fraction * 100, 0)} %`}) | ${fixed(s.macs / 1e12, 2)} | ` +
-          `${fixed(s.peak_rss_mib, 0)} | ${s.identical_to_naive === null ? "reference" : `${s.identical_to_naive}/${s.answers}`}${s.fidelity ? ` (occluded: ${fixed(s.fidelity.occluded_identical * 100, 0)} %)` : ""} |`,
+          `${s.decode_calls === null ? "–" : thousands(s.decode_calls)} | ${thousands(s.tokens_per_s)} (${s.ceiling_fraction === null ? "–" : `${fixed(s.ceiling_fraction * 100, 0)} %`}) | ${s.macs < 1e10 ? fixed(s.macs / 1e9, 1) : thousands(s.macs / 1e9)} | ` +
+          `${fixed(s.peak_rss_mib, 0)} | ${s.identical_to_naive === null ? "reference" : `${s.identical_to_naive}/${s.answers}`}${s.fidelity ? ` (occluded: ${fixed(s.fidelity.occluded_identical * 100, 0)} %)` : ""}` +
+          `${s.answers_same_every_run === false ? ", not the same every round" : ""} |`,
       ),
       "",
     );
     if (data.speedup !== null) {
       lines.push(
         `Fastest exact strategy (${data.fastest_exact}) against the faster peer (${data.faster_peer}): ${fixed(data.speedup, 2)}× faster in wall time, ` +
-          `${fixed(data.macs_ratio, 2)}× fewer multiply-adds; ${data.max_divergence_margin === null ? "answers not compared" : data.max_divergence_margin === 0 ? "every exact system's answers token-identical to naive's" : `largest naive margin where an exact system's answer first differs from naive's: ${fixed(data.max_divergence_margin, 3)}`}.`,
+          `while the peer does ${fixed(data.macs_ratio, 2)}× its multiply-adds; ${data.max_divergence_margin === null ? "answers not compared" : data.max_divergence_margin === 0 ? "every exact system's answers token-identical to naive's" : `largest naive margin where an exact system's answer first differs from naive's: ${data.max_divergence_margin < 1e-3 ? data.max_divergence_margin.toExponential(1) : fixed(data.max_divergence_margin, 3)} (a near-tie when ≤ 0.1)`}.`,
         "",
       );
     }
