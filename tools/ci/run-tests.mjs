@@ -43,7 +43,9 @@ process.env.ATTR_RAG_TEST_CACHE = testCache;
 // pull 350 MB of CUDA and Vulkan binaries into every install), so the tests install it here, once, without
 // optional packages and without its postinstall: it loads the llama.cpp libraries already in node_modules.
 if (!existsSync(join(root, "bench/peers/node_modules/node-llama-cpp/package.json"))) {
-  const peers = spawnSync("npm", ["ci", "--prefix", join(root, "bench/peers"), "--omit=optional", "--no-audit", "--no-fund"], { cwd: root, stdio: "inherit" });
+  // `npm install --no-save`, not `npm ci`: the lock pins every version, but npm ci refuses it because
+  // node-llama-cpp 3.22.1 lists optional packages for platforms that were never published at that version.
+  const peers = spawnSync("npm", ["install", "--prefix", join(root, "bench/peers"), "--omit=optional", "--no-save", "--no-audit", "--no-fund"], { cwd: root, stdio: "inherit" });
   if (peers.status !== 0) console.error("installing bench/peers (node-llama-cpp) failed; the bench peers test will say so");
 }
 

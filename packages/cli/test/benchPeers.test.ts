@@ -33,7 +33,7 @@ interface SystemReport {
 
 describe("attr-rag bench peers", () => {
   it("cli bench - runs node-llama-cpp beside our strategies on the same token ids, compares every answer with naive's, and skips a peer that is not built with the command that builds it", () => {
-    expect(existsSync(PEERS), "node-llama-cpp is missing: npm ci --prefix bench/peers --omit=optional (npm test does it)").toBe(true);
+    expect(existsSync(PEERS), "node-llama-cpp is missing: npm install --prefix bench/peers --omit=optional --no-save (npm test does it)").toBe(true);
     const r = run([
       ...["bench", "peers", "--model", TEST_MODEL, "--sets", "3", "--set-tokens", "40", "--max-tokens", "16", "--threads", "1"],
       ...["--strategies", "naive,prefix-shared,kv-reuse", "--peers", "node-llama-cpp,node-llama-cpp-serial,llama-server", "--llama-server", "/nonexistent/llama-server", "--runs", "2", "--json"],

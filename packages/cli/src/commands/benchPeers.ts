@@ -93,7 +93,7 @@ export function registerBenchPeersCommand(bench: Command): void {
     .option("--batch-size <n>", "tokens per llama_decode call for every system", "512")
     .option("--gpu <backend>", "cpu | cuda | vulkan: every system offloads every layer to it", "cpu")
     .option("--llama-server <path>", "the llama-server binary (build it with native/scripts/build-llama-server.sh)", join(REPO_ROOT, ".cache/llama-server/llama-server"))
-    .option("--node-llama-cpp <dir>", "where node-llama-cpp is installed (npm ci --prefix bench/peers --omit=optional)", join(REPO_ROOT, "bench/peers"))
+    .option("--node-llama-cpp <dir>", "where node-llama-cpp is installed (npm install --prefix bench/peers --omit=optional --no-save)", join(REPO_ROOT, "bench/peers"))
     .option("--runs <n>", "rounds: every system runs once per round; the wall reported is the median", "1")
     .option("--json", "print the report as JSON")
     .action(async (o: BenchPeersFlags) => {

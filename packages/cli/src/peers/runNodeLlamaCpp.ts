@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { PeerWorkload, SystemRun } from "./peerTypes.js";
 
-/** Where `npm ci --prefix bench/peers --omit=optional` put node-llama-cpp, as an install hint when it is missing. */
-export const NODE_LLAMA_CPP_INSTALL = "npm ci --prefix bench/peers --omit=optional";
+/** Where `npm install --prefix bench/peers --omit=optional --no-save` put node-llama-cpp, as an install hint when it is missing. */
+export const NODE_LLAMA_CPP_INSTALL = "npm install --prefix bench/peers --omit=optional --no-save";
 
 // The slice of node-llama-cpp's API the bench uses (its own types are in a package we do not build against).
 interface Nlc {
