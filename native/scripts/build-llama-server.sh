@@ -3,7 +3,7 @@
 # libraries are built from) into .cache/llama-server/, for `attr-rag bench peers`. Offline: the source is the
 # tarball's gitRelease.bundle (native/.cache), the web UI is neither downloaded nor built.
 #
-#   native/scripts/build-llama-server.sh          (about 15 minutes on 2 cores; CI does not run it)
+#   native/scripts/build-llama-server.sh          (about six minutes on 2 cores; CI does not run it)
 #
 # Only the server's own code (server, llama-common, mtmd, httplib) is compiled and used. At run time it loads
 # the very libraries the addon and node-llama-cpp load: libllama, libggml and the CPU kernels of

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import type { SystemReport } from "../src/peers/peerReport.js";
 import { TEST_MODEL } from "./helpers/runCli.js";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
@@ -12,24 +13,6 @@ function run(args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-interface SystemReport {
-  approximate?: true;
-  wall_ms: number;
-  wall_runs_ms: number[];
-  answers_same_every_run: boolean;
-  tokens_evaluated: number;
-  decode_calls: number | null;
-  tokens_per_s: number;
-  ceiling_fraction: number | null;
-  output_rows: number;
-  macs: number;
-  identical_to_naive: number | null;
-  answers: number;
-  first_divergences: { seq: number; step: number; naive_margin: number }[] | null;
-  fidelity?: { occluded_identical: number; mean_first_divergence: number | null };
-  peak_rss_mib: number;
-  setup: string;
-}
 
 describe("attr-rag bench peers", () => {
   it("cli bench - runs node-llama-cpp beside our strategies on the same token ids, compares every answer with naive's, and skips a peer that is not built with the command that builds it", () => {

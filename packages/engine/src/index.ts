@@ -89,7 +89,7 @@ export { readBenchCorpus } from "./bench/benchCorpus.js";
 export { describeRun, type BenchRun } from "./bench/runRecord.js";
 export { engineCost, measureDeviceCeiling, type DeviceCeiling, type EngineCost } from "./bench/deviceCeiling.js";
 export { runAttributionBench, type AttributionBenchOptions, type AttributionBenchReport } from "./bench/attributionBench.js";
-export { BENCH_STRATEGIES, benchSets, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";
+export { BENCH_STRATEGIES, benchPromptSegments, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";
 export { backendSelection } from "./native/loadAddon.js";
 export { GPU_CHOICES, isSoftwareDevice, LLAMA_PACKAGES_VERSION, parseGpuChoice, type BackendSelection, type GpuChoice, type GpuKind } from "./native/gpuBackend.js";
 export { OFFLOAD_MARGIN_BYTES, planOffload, type OffloadPlan } from "./native/offloadPlan.js";

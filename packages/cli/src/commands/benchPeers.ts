@@ -4,8 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { benchSets, describeRun, readBenchCorpus, readGgufHeader, resolveModel, type DeviceCeiling } from "@attr-rag/engine";
-import { buildPromptSegments } from "@attr-rag/core";
+import { benchPromptSegments, describeRun, readBenchCorpus, readGgufHeader, resolveModel, type DeviceCeiling } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
 import { defaultCorpus } from "../defaultCorpus.js";
@@ -80,7 +79,7 @@ export function registerBenchPeersCommand(bench: Command): void {
         "tokens evaluated, llama_decode calls where it exposes them, multiply-adds, peak RSS, and answers compared",
         "with our naive's token by token. The ceiling line (tokens/s of one full batch on this backend) is",
         "measured in the same run. A peer that is not installed is skipped with the command that installs it.",
-      ].join("\n"),
+      ].join(" "),
     )
     .requiredOption("--model <path|name>", "GGUF model: a path or a model-cache name")
     .option("--sets <n>", "number of context sets", "10")
@@ -119,8 +118,7 @@ export function registerBenchPeersCommand(bench: Command): void {
       let shape: ModelShape;
       let info: { nParams: number; description: string };
       try {
-        const question = "Explain all the steps of the experiments described above, in order.";
-        const s = model.tokenizeSegments(buildPromptSegments({ question, sets: benchSets(model, corpus, sets, setTokens) }, model.chatTemplate()));
+        const s = benchPromptSegments(model, corpus, sets, setTokens);
         const blocks = s.blocks.map((b) => [...b]);
         const prompt = (skip: number) => [...s.prefix, ...blocks.filter((_, i) => i !== skip).flat(), ...s.suffix];
         const prompts = [prompt(-1), ...blocks.map((_, j) => prompt(j))];
@@ -209,13 +207,13 @@ export function registerBenchPeersCommand(bench: Command): void {
         const same = s.identical_to_naive === null ? "reference" : `${s.identical_to_naive}/${s.answers} identical to naive`;
         console.log(
           `${`${name}${s.approximate ? " (APPROXIMATE)" : ""}`.padEnd(36)} ${(s.wall_ms / 1000).toFixed(1).padStart(7)} s  ${String(s.tokens_evaluated).padStart(6)} tokens  ` +
-            `${s.decode_calls === null ? "     –" : String(s.decode_calls).padStart(6)} decodes  ${(s.macs / 1e12).toFixed(2)} T multiply-adds  ${s.peak_rss_mib.toFixed(0)} MiB  ${same}`,
+            `${s.decode_calls === null ? "     –" : String(s.decode_calls).padStart(6)} decodes  ${(s.macs / 1e9).toFixed(s.macs < 1e10 ? 2 : 0).padStart(6)} G multiply-adds  ${s.peak_rss_mib.toFixed(0)} MiB  ${same}`,
         );
       }
       for (const [name, why] of Object.entries(skipped)) console.log(`${name}: skipped: ${why}`);
       if (summary.speedup !== null) {
         console.log(
-          `${summary.fastest_exact} vs ${summary.faster_peer}: ${summary.speedup.toFixed(2)}× faster (multiply-adds ${summary.macs_ratio!.toFixed(2)}×)`,
+          `${summary.fastest_exact} (our fastest exact strategy) is ${summary.speedup.toFixed(2)}× faster than ${summary.faster_peer} (the faster peer), which does ${summary.macs_ratio!.toFixed(2)}× its multiply-adds`,
         );
       }
     });

@@ -64,6 +64,9 @@ export function mergeRuns(rounds: readonly SystemRun[]): MergedRun {
   return { ...first, wall_ms: median, wall_runs_ms: walls, answers_same_every_run: same, peak_rss_mib: Math.max(...rounds.map((r) => r.peak_rss_mib)) };
 }
 
+/** Whether a system is one of our strategies (not a peer). */
+export const isOurs = (s: string): s is BenchSystem => (OUR_SYSTEMS as readonly string[]).includes(s);
+
 const EOG_ROW = (answer: number[], maxTokens: number) => (answer.length < maxTokens ? 1 : 0);
 
 export function reportSystems(
@@ -113,10 +116,9 @@ export function reportSystems(
       setup: r.setup,
     };
   }
-  const ours = (s: string) => (OUR_SYSTEMS as readonly string[]).includes(s);
   const fastest = (names: string[]) => names.reduce<string | null>((best, n) => (best === null || systems[n]!.wall_ms < systems[best]!.wall_ms ? n : best), null);
-  const fastestExact = fastest(Object.keys(systems).filter((s) => ours(s) && !systems[s]!.approximate));
-  const fasterPeer = fastest(Object.keys(systems).filter((s) => !ours(s)));
+  const fastestExact = fastest(Object.keys(systems).filter((s) => isOurs(s) && !systems[s]!.approximate));
+  const fasterPeer = fastest(Object.keys(systems).filter((s) => !isOurs(s)));
   const both = fastestExact !== null && fasterPeer !== null;
   return {
     systems,
@@ -130,4 +132,3 @@ export function reportSystems(
   };
 }
 
-export const isOurs = (s: BenchSystem) => (OUR_SYSTEMS as readonly string[]).includes(s);

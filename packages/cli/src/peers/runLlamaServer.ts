@@ -46,16 +46,18 @@ async function decodeCalls(base: string): Promise<number | null> {
 }
 
 export async function runLlamaServer(serial: boolean, w: PeerWorkload, binary: string, repoRoot: string): Promise<SystemRun> {
-  if (!existsSync(binary)) throw new Error(`${binary} is missing: build it once with \`${LLAMA_SERVER_BUILD}\` (about 15 minutes on 2 cores)`);
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: build it once with \`${LLAMA_SERVER_BUILD}\` (about six minutes on 2 cores)`);
   const slots = serial ? 1 : w.prompts.length;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const args = [
-    ...["-m", w.model, "--host", "127.0.0.1", "--port", String(port), "--parallel", String(slots)],
+  // The settings the report shows; the model and address are added apart (they say nothing about the run).
+  const settings = [
+    ...["--parallel", String(slots)],
     ...["-c", String(slots * w.sequenceCells), "-b", String(w.batchSize), "-ub", String(w.batchSize)],
     ...["-t", String(w.threads), "-tb", String(w.threads), "-ngl", w.gpu === "cpu" ? "0" : "999", "-fa", "off"],
     ...["--metrics", "--no-ui", "--cont-batching"],
   ];
+  const args = ["-m", w.model, "--host", "127.0.0.1", "--port", String(port), ...settings];
   const backend = gpuBackend(repoRoot, w.gpu);
   const env = { ...process.env, LD_LIBRARY_PATH: [dirname(binary), process.env.LD_LIBRARY_PATH].filter(Boolean).join(":"), ...(backend ? { GGML_BACKEND_PATH: backend } : {}) };
   // What it will offload to, in its own words (a GPU run must not silently run on the CPU).
@@ -102,7 +104,7 @@ export async function runLlamaServer(serial: boolean, w: PeerWorkload, binary: s
       decode_calls: callsBefore !== null && callsAfter !== null ? callsAfter - callsBefore : null,
       answers: results.map((r) => r.tokens ?? []),
       peak_rss_mib: hwm ? Number(hwm[1]) / 1024 : 0,
-      setup: `llama-server (devices: ${devices}; ${slotsLine}) ${args.filter((a, i) => !(i > 0 && ["-m", "--port", "--host"].includes(args[i - 1]!)) && !["-m", "--port", "--host"].includes(a)).join(" ")}; /completion with temperature 0, top_k 1, cache_prompt, ${serial ? "one prompt after another" : "every prompt at once"}`,
+      setup: `llama-server (devices: ${devices}; ${slotsLine}) ${settings.join(" ")}; /completion with temperature 0, top_k 1, cache_prompt, ${serial ? "one prompt after another" : "every prompt at once"}`,
     };
   } finally {
     server.kill("SIGTERM");

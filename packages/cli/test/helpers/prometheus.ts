@@ -2,7 +2,7 @@
 // over the given targets, its own temporary storage, a free loopback port, and PromQL through its HTTP API.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "../../src/freePort.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -96,13 +96,3 @@ export class PrometheusServer implements AsyncDisposable {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}

@@ -1,7 +1,7 @@
-import { attributeCoalitions, buildPromptSegments, type Coalition } from "@attr-rag/core";
+import { attributeCoalitions, type Coalition } from "@attr-rag/core";
 import type { EngineContext } from "../EngineContext.js";
 import type { TokenSegments } from "../tokenSegments.js";
-import { benchSets } from "./occlusionBench.js";
+import { benchPromptSegments } from "./occlusionBench.js";
 
 export interface AttributionBenchOptions {
   sets: number;
@@ -47,9 +47,7 @@ export interface AttributionBenchReport {
  */
 export async function runAttributionBench(ctx: EngineContext, o: AttributionBenchOptions): Promise<AttributionBenchReport> {
   const model = ctx.model;
-  const segments: TokenSegments = model.tokenizeSegments(
-    buildPromptSegments({ question: "Explain all the steps of the experiments described above, in order.", sets: benchSets(model, o.corpus, o.sets, o.setTokens) }, model.chatTemplate()),
-  );
+  const segments = benchPromptSegments(model, o.corpus, o.sets, o.setTokens);
   const full = Int32Array.from([...segments.prefix, ...segments.blocks.flatMap((b) => [...b]), ...segments.suffix]);
   const it = ctx.generate(full, { maxTokens: o.maxTokens });
   let step = await it.next();

@@ -88,8 +88,16 @@ export interface OcclusionBenchReport {
   device_ceiling: DeviceCeiling;
 }
 
+/** The question every bench asks of its context sets. */
+export const BENCH_QUESTION = "Explain all the steps of the experiments described above, in order.";
+
+/** A bench prompt as token segments: `sets` context sets cut from the corpus, the question, the model's chat template. */
+export function benchPromptSegments(model: ModelHandle, corpus: readonly string[], sets: number, setTokens: number, question = BENCH_QUESTION): TokenSegments {
+  return model.tokenizeSegments(buildPromptSegments({ question, sets: benchSets(model, corpus, sets, setTokens) }, model.chatTemplate()));
+}
+
 /** Context sets of about `setTokens` tokens each, cut from the corpus at token boundaries. */
-export function benchSets(model: ModelHandle, corpus: readonly string[], sets: number, setTokens: number): string[] {
+function benchSets(model: ModelHandle, corpus: readonly string[], sets: number, setTokens: number): string[] {
   const tokens: number[] = [];
   for (const text of corpus) {
     tokens.push(...model.tokenize(text));
@@ -113,10 +121,7 @@ export async function runOcclusionBench(ctx: EngineContext, o: OcclusionBenchOpt
     if (!BENCH_STRATEGIES.includes(s)) throw new EngineArgumentError(`unknown strategy "${s}"; use ${BENCH_STRATEGIES.join(", ")}`);
   }
   const model = ctx.model;
-  const question = o.question ?? "Explain all the steps of the experiments described above, in order.";
-  const segments: TokenSegments = model.tokenizeSegments(
-    buildPromptSegments({ question, sets: benchSets(model, o.corpus, o.sets, o.setTokens) }, model.chatTemplate()),
-  );
+  const segments = benchPromptSegments(model, o.corpus, o.sets, o.setTokens, o.question);
   const recompute = o.recompute ?? [0];
   if (recompute.length === 0 || recompute.some((x) => !Number.isInteger(x) || x < 0)) {
     throw new EngineArgumentError(`recompute values must be integers ≥ 0, got [${recompute.join(", ")}]`);
