@@ -1,7 +1,7 @@
 import { AttributionMethod, EngineStrategy, RetrievalMode } from "@attr-rag/contracts";
 import { describe, expect, it } from "vitest";
 import { batchItemsFromJsonl, defaultsFromFlags, ROW_FIELDS } from "../src/batch/batchRows.js";
-import { resultRow } from "@attr-rag/gateway";
+import { resultRow } from "@attr-rag/batch";
 
 describe("batch rows", () => {
   it("batch rows - the command's flags are every row's defaults; a row's own fields win", () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BatchItemResult } from "@attr-rag/contracts";
-import { resultRow } from "@attr-rag/gateway";
+import { resultRow } from "@attr-rag/batch";
 import { afterAll, describe, expect, it } from "vitest";
 import { ResultsFile } from "../src/batch/resultsFile.js";
 

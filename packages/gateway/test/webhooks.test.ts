@@ -6,12 +6,12 @@ import { status } from "@grpc/grpc-js";
 import { AskRequest, BatchState, WebhookDeliveryState } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime, startGatewayServer, type GatewayServerHandle } from "../src/index.js";
-import { STOPPED_ERROR } from "../src/webhooks/attemptWebhook.js";
-import { webhookSetup } from "../src/webhooks/webhookSetup.js";
+import { webhookSetup } from "@attr-rag/batch";
+import { STOPPED_ERROR } from "../../batch/src/webhooks/attemptWebhook.js";
 import { BatchClient } from "./helpers/batchClient.js";
 import { buildDemoStore, QUESTION, testConfig } from "./helpers/demoStore.js";
 import { until } from "./helpers/until.js";
-import { receiver, trickler, verifies as verifiesWith, type Delivery } from "./helpers/webhookReceiver.js";
+import { receiver, trickler, verifies as verifiesWith, type Delivery } from "../../batch/test/helpers/webhookReceiver.js";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 const verifies = (d: Delivery) => verifiesWith(SECRET, d);

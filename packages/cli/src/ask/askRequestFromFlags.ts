@@ -8,7 +8,7 @@ import {
   type ScreenOptions,
 } from "@attr-rag/contracts";
 import { COALITION_METHODS } from "@attr-rag/core";
-import { methodToProto } from "@attr-rag/gateway";
+import { methodToProto } from "@attr-rag/selector";
 import { JOB_STRATEGIES, strategyToProto } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
 import { nonNegativeInt, positiveInt } from "../parseArgs.js";

@@ -3,7 +3,7 @@
 // error naming it, and an item already in the file is never written again.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
 import type { BatchItemResult } from "@attr-rag/contracts";
-import { openaiRow, resultRow } from "@attr-rag/gateway";
+import { openaiRow, resultRow } from "@attr-rag/batch";
 import { CliError } from "../cliError.js";
 
 /** Our result rows (docs/batches.md), or the OpenAI Batch output shape. */

@@ -3,7 +3,8 @@
 // the same command runs again (finished items are never run again, nor written twice).
 import { basename } from "node:path";
 import type { Batch } from "@attr-rag/contracts";
-import { BatchRunner, batchConcurrencyOf, hasEnded, itemsDigest, prepareBatch, Runtime, SqliteBatchStore, type GatewayConfig } from "@attr-rag/gateway";
+import { hasEnded, itemsDigest, prepareBatch, SqliteBatchStore, type BatchRunner } from "@attr-rag/batch";
+import { batchConcurrencyOf, pipelineBatchRunner, Runtime, type GatewayConfig } from "@attr-rag/gateway";
 import { CliError } from "../cliError.js";
 import { configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { EMBEDDED_KEYS } from "../commands/ask.js";
@@ -55,7 +56,7 @@ export async function runBatchEmbedded(o: RunBatchOptions, signal: AbortSignal):
         ? `batch ${batchId}: ${batch.totalItems} items, state in ${stateDir}; stop it any time and run the same command to resume`
         : `batch ${batchId}: resuming, ${finishedOf(batch)} of ${batch.totalItems} done, ${out.count} in ${o.out}`,
     );
-    runner = new BatchRunner({ queue: store.queue, pipeline: runtime.batchPipeline, concurrency: Math.max(1, batchConcurrencyOf(config)), log: say }).start();
+    runner = pipelineBatchRunner(runtime, { queue: store.queue, concurrency: Math.max(1, batchConcurrencyOf(config)), log: say }).start();
     const results = (async () => {
       let n = 0;
       for await (const r of store.results(batchId, 0, true, signal)) {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { status } from "@grpc/grpc-js";
 import { BatchState, isBatchId, type Batch } from "@attr-rag/contracts";
-import { hasEnded } from "@attr-rag/gateway";
+import { hasEnded } from "@attr-rag/batch";
 import { addAskRequestOptions } from "../ask/askRequestOptions.js";
 import { batchLine, finishedOf, progressDetail, stateName, webhookStateName } from "../batch/batchProgressText.js";
 import { batchItemsFromJsonl, defaultsFromFlags } from "../batch/batchRows.js";

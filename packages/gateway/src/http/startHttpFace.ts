@@ -10,8 +10,7 @@ import { applyCors } from "./cors.js";
 import { guardRequest, type Refusal } from "./requestGuard.js";
 import type { ServiceTable } from "./serviceTable.js";
 import { serveStatic } from "./staticFiles.js";
-import type { BatchStore } from "../batch/batchStore.js";
-import { RESULTS_ROUTE, serveResults } from "./resultsDownload.js";
+import { RESULTS_ROUTE, serveResults, type BatchStore } from "@attr-rag/batch";
 
 export interface HttpFaceOptions {
   readonly table: ServiceTable;

@@ -2,14 +2,14 @@ import { status } from "@grpc/grpc-js";
 import { AttributionMetric, type AttributionMethod, type AttributionTable, type PromptSegment } from "@attr-rag/contracts";
 import { attributeCoalitions, type CoalitionAttribution, type CoalitionMethod, type CoalitionOptions } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
-import { settingsToProto } from "@attr-rag/selector";
+import { methodToProto, settingsToProto } from "@attr-rag/selector";
 import { addCounters } from "@attr-rag/worker";
 import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
 import type { AttributeSetsHooks, AttributeSetsInput, AttributeSetsResult, SetText } from "./attributeSetsTypes.js";
 import { streamGeneration } from "./generateAnswer.js";
 import { likelihoodUtility } from "./likelihoodUtility.js";
 import { sentencesByLikelihood } from "./sentenceAttributions.js";
-import { checkCoalitionLimits, methodToProto } from "./resolveAttribution.js";
+import { checkCoalitionLimits } from "./resolveAttribution.js";
 
 /**
  * Steps 4-7 with a coalition method instead of occlusion: A_full is generated once, then v(C) (the

@@ -2,23 +2,10 @@ import { status } from "@grpc/grpc-js";
 import { AttributionMethod, attributionMethodToJSON, type AttributionOptions } from "@attr-rag/contracts";
 import { checkCoalitionOptions, DEFAULT_SENTENCE_THRESHOLD, type CoalitionMethod, type CoalitionOptions } from "@attr-rag/core";
 import { ServiceError } from "@attr-rag/index";
+import { COALITION_METHOD_OF } from "@attr-rag/selector";
 
 /** The attribution method of a request with its parameters checked: occlusion, or a coalition method. */
 export type ResolvedAttribution = { readonly method: "occlusion" } | ({ readonly method: CoalitionMethod } & CoalitionOptions);
-
-const METHODS: Partial<Record<AttributionMethod, CoalitionMethod>> = {
-  [AttributionMethod.ATTRIBUTION_METHOD_LEAVE_ONE_OUT_LOGLIK]: "leave-one-out",
-  [AttributionMethod.ATTRIBUTION_METHOD_SHAPLEY_EXACT]: "shapley",
-  [AttributionMethod.ATTRIBUTION_METHOD_KERNEL_SHAP]: "kernel-shap",
-  [AttributionMethod.ATTRIBUTION_METHOD_TMC_SHAPLEY]: "tmc-shapley",
-  [AttributionMethod.ATTRIBUTION_METHOD_BETA_SHAPLEY]: "beta-shapley",
-  [AttributionMethod.ATTRIBUTION_METHOD_CONTEXTCITE]: "contextcite",
-};
-
-export function methodToProto(method: ResolvedAttribution["method"]): AttributionMethod {
-  if (method === "occlusion") return AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION;
-  return Number(Object.entries(METHODS).find(([, name]) => name === method)![0]) as AttributionMethod;
-}
 
 /**
  * Checks attribution.method and its parameters before any work: samples 0 or above the limit, Beta
@@ -28,7 +15,7 @@ export function methodToProto(method: ResolvedAttribution["method"]): Attributio
 export function resolveAttribution(o: AttributionOptions | undefined): ResolvedAttribution {
   const method = o?.method ?? AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED;
   if (method === AttributionMethod.ATTRIBUTION_METHOD_UNSPECIFIED || method === AttributionMethod.ATTRIBUTION_METHOD_OCCLUSION) return { method: "occlusion" };
-  const name = METHODS[method];
+  const name = COALITION_METHOD_OF[method];
   if (name === undefined || attributionMethodToJSON(method) === "UNRECOGNIZED") {
     throw new ServiceError(status.INVALID_ARGUMENT, `attribution.method ${String(method)} is not a defined AttributionMethod`);
   }

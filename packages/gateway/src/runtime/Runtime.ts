@@ -6,7 +6,7 @@ import { LocalEngine, modelIdOf, NatsEngine } from "@attr-rag/worker";
 import type { EngineJobs } from "@attr-rag/worker";
 import type { Backends } from "../backends/Backends.js";
 import { localReranker, NatsReranker } from "../backends/rerankBackends.js";
-import { gatedEngine, InteractiveGate } from "../batch/interactiveGate.js";
+import { gatedEngine, InteractiveGate } from "@attr-rag/batch";
 import type { GatewayConfig } from "../config/gatewayConfig.js";
 import { withoutCredentials } from "@attr-rag/telemetry";
 import type { PipelineRuntime } from "./pipelineRuntime.js";

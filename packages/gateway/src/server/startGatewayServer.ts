@@ -14,15 +14,19 @@ import {
 } from "@attr-rag/contracts";
 import { createIndexServiceImplementation, createIndexServiceOverNats, DEFAULT_INDEX_SERVICE_LIMITS, listen, shutdown, type ServiceLog } from "@attr-rag/index";
 import { HealthImplementation } from "grpc-health-check";
-import { BatchRunner } from "../batch/BatchRunner.js";
-import type { BatchStore } from "../batch/batchStore.js";
-import { SqliteBatchStore } from "../batch/sqlite/SqliteBatchStore.js";
-import { WebhookDeliverer } from "../webhooks/WebhookDeliverer.js";
-import { JetStreamWebhookSender } from "../webhooks/JetStreamWebhookSender.js";
-import { JetStreamBatchStore } from "../batch/jetstream/JetStreamBatchStore.js";
-import { webhookSetup } from "../webhooks/webhookSetup.js";
-import { openBatchStore } from "../batch/openBatchStore.js";
-import { MAX_AUTO_BATCH_CONCURRENCY, WorkerBasedConcurrency } from "../batch/workerBasedConcurrency.js";
+import {
+  JetStreamBatchStore,
+  JetStreamWebhookSender,
+  MAX_AUTO_BATCH_CONCURRENCY,
+  SqliteBatchStore,
+  WebhookDeliverer,
+  webhookSetup,
+  WorkerBasedConcurrency,
+  type BatchRunner,
+  type BatchStore,
+} from "@attr-rag/batch";
+import { pipelineBatchRunner } from "../runtime/pipelineBatchRunner.js";
+import { openBatchStore } from "./openBatchStore.js";
 import { batchConcurrencyOf } from "../config/gatewayConfig.js";
 import type { Runtime } from "../runtime/Runtime.js";
 import { Admission } from "./admission.js";
@@ -168,7 +172,7 @@ export async function startGatewayServer(options: StartGatewayServerOptions): Pr
   const concurrency = auto !== undefined ? () => auto.value : batchConcurrencyOf(config);
   const batchRunner =
     auto !== undefined || batchConcurrencyOf(config) > 0
-      ? new BatchRunner({ queue: batches.queue, pipeline: runtime.batchPipeline, concurrency, maxConcurrency: auto !== undefined ? MAX_AUTO_BATCH_CONCURRENCY : undefined, log }).start()
+      ? pipelineBatchRunner(runtime, { queue: batches.queue, concurrency, maxConcurrency: auto !== undefined ? MAX_AUTO_BATCH_CONCURRENCY : undefined, log }).start()
       : undefined;
 
   // Embedded: events queued in batches.sqlite as batches end, delivered from there (after a restart too).

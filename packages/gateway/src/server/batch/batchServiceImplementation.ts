@@ -2,12 +2,9 @@ import { status } from "@grpc/grpc-js";
 import type { BatchServiceServer } from "@attr-rag/contracts";
 import { isBatchId } from "@attr-rag/contracts";
 import { ServiceError, type ServiceLog } from "@attr-rag/index";
-import type { BatchStore } from "../../batch/batchStore.js";
-import { prepareBatch } from "../../batch/prepareBatch.js";
-import { hasEnded } from "../../batch/toBatch.js";
+import { hasEnded, prepareBatch, resolveWebhookTarget, type BatchStore } from "@attr-rag/batch";
 import { currentTraceparent, extractTrace, inSpan, metadataCarrier, SpanKind } from "@attr-rag/telemetry";
 import { streamingBatchCall, unaryBatchCall } from "./batchCall.js";
-import { resolveWebhookTarget } from "../../webhooks/webhookTarget.js";
 
 /** How often WatchBatch sends the batch even when nothing changed (a heartbeat clients can time out on). */
 export const WATCH_HEARTBEAT_MS = 10_000;

@@ -7,11 +7,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { status } from "@grpc/grpc-js";
 import type { BatchItemResult } from "@attr-rag/contracts";
 import { ServiceError } from "@attr-rag/index";
-import type { BatchStore } from "../batch/batchStore.js";
-import { httpStatusOf } from "../batch/httpStatusOf.js";
-import { openaiRow } from "../batch/openaiRow.js";
-import { resultRow } from "../batch/resultRow.js";
-import { hasEnded } from "../batch/toBatch.js";
+import type { BatchStore } from "../batchStore.js";
+import { httpStatusOf } from "../httpStatusOf.js";
+import { openaiRow } from "../openaiRow.js";
+import { resultRow } from "../resultRow.js";
+import { hasEnded } from "../toBatch.js";
 import { ifRangeHolds, noneMatchHits, parseRange } from "./rangeRequests.js";
 
 export const RESULTS_ROUTE = /^\/v1\/batches\/([^/]+)\/results\.jsonl$/;

@@ -1,6 +1,6 @@
 import type { Consumer, JetStreamClient, JsMsg } from "@nats-io/jetstream";
 import { WEBHOOK_SENDERS_CONSUMER, WEBHOOKS_STREAM, WebhookEventRecord, webhookEventSubject } from "@attr-rag/contracts";
-import type { WebhookEvent } from "../../webhooks/webhookOutbox.js";
+import type { WebhookEvent } from "../webhooks/webhookOutbox.js";
 
 /**
  * Queues a batch's ended event. The event id is the message id: two gateways that both see the batch end

@@ -8,13 +8,13 @@ import { AskRequest, BatchItemResult, BatchItemState, WEBHOOK_SENDERS_CONSUMER, 
 import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
 import { metricsRegistry } from "@attr-rag/telemetry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_BATCH_QUEUE, ensureBatchStreams } from "../src/batch/jetstream/batchStreams.js";
-import { JetStreamBatchStore } from "../src/batch/jetstream/JetStreamBatchStore.js";
+import { DEFAULT_BATCH_QUEUE, ensureBatchStreams } from "../src/jetstream/batchStreams.js";
+import { JetStreamBatchStore } from "../src/jetstream/JetStreamBatchStore.js";
 import { prepareBatch } from "../src/index.js";
 import { STOPPED_ERROR } from "../src/webhooks/attemptWebhook.js";
 import { JetStreamWebhookSender } from "../src/webhooks/JetStreamWebhookSender.js";
 import { parseWebhookSecret } from "../src/webhooks/signWebhook.js";
-import { until } from "./helpers/until.js";
+import { until } from "../../gateway/test/helpers/until.js";
 import { receiver, trickler, verifies } from "./helpers/webhookReceiver.js";
 
 const missing = natsServerMissing();

@@ -3,7 +3,7 @@ import { status } from "@grpc/grpc-js";
 import { citationKindToJSON, selectionReasonToJSON, type BatchItemResult, type SentenceAttributions } from "@attr-rag/contracts";
 import { COALITION_METHODS } from "@attr-rag/core";
 import { metricFromProto } from "@attr-rag/selector";
-import { methodToProto } from "../pipeline/resolveAttribution.js";
+import { methodToProto } from "@attr-rag/selector";
 
 /** The --method name of a table's method (the rows speak the command line's language). */
 const METHOD_NAMES = new Map((["occlusion", ...COALITION_METHODS] as const).map((name) => [methodToProto(name) as number, name]));

@@ -3,11 +3,11 @@
 // attempts them (attemptWebhook.ts), several at once. A failed attempt goes back to the queue with its
 // backoff, so the next attempt may be any gateway's; one event is never with two gateways at once.
 import type { ServiceLog } from "@attr-rag/index";
-import type { JetStreamBatchStore } from "../batch/jetstream/JetStreamBatchStore.js";
-import type { ClaimedWebhook } from "../batch/jetstream/webhookQueue.js";
+import type { JetStreamBatchStore } from "../jetstream/JetStreamBatchStore.js";
+import type { ClaimedWebhook } from "../jetstream/webhookQueue.js";
 import { attemptWebhook, outcomeLine, WEBHOOK_CONCURRENCY, type WebhookSending } from "./attemptWebhook.js";
 import { countWebhookAttempt } from "../metrics/webhookMetrics.js";
-import { sleep } from "../batch/sleep.js";
+import { sleep } from "../sleep.js";
 
 /** How often the batches with a webhook are looked at: an event is queued within this long of its batch ending. */
 const SWEEP_MS = 1_000;

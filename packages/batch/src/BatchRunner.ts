@@ -1,19 +1,23 @@
 import { setMaxListeners } from "node:events";
 import { status } from "@grpc/grpc-js";
 import { ServiceError, type ServiceLog } from "@attr-rag/index";
-import { runAsk } from "../pipeline/runAsk.js";
-import type { PipelineRuntime } from "../runtime/pipelineRuntime.js";
-import { toStatus } from "../server/toStatus.js";
+import type { AskEvent, AskRequest } from "@attr-rag/contracts";
+import type { GrpcStatus } from "@attr-rag/index";
 import type { BatchQueue, ClaimedItem } from "./batchStore.js";
 import { inSpan, linkTo, ROOT_CONTEXT, withLogFields } from "@attr-rag/telemetry";
-import { batchRunners, countBatchItem, countBatchRetry } from "../metrics/batchMetrics.js";
+import { batchRunners, countBatchItem, countBatchRetry } from "./metrics/batchMetrics.js";
 import { CANCELLED_WHILE_RUNNING, ItemCollector } from "./itemResult.js";
 import { sleep } from "./sleep.js";
 
 export interface BatchRunnerOptions {
   readonly queue: BatchQueue;
-  /** The pipeline as batch items run it (its engine queues jobs in the batch lane). */
-  readonly pipeline: PipelineRuntime;
+  /**
+   * Runs one item: the gateway passes its pipeline here (runAsk over a runtime whose engine queues jobs in the
+   * batch lane), so a batch item is answered by the same code path as every Ask.
+   */
+  readonly runItem: (request: AskRequest, onEvent: (event: AskEvent) => void, signal: AbortSignal) => Promise<unknown>;
+  /** The caller's error-to-status mapping (the gateway's: engine errors get their own codes). */
+  readonly statusOf: (err: unknown, rpc: string, log: ServiceLog) => GrpcStatus;
   /** Items run at once by this runner: a number, or asked again every second (it may follow the workers). */
   readonly concurrency: number | (() => number);
   /** The most slots `concurrency` may ever ask for. Default: concurrency when it is a number, else 64. */
@@ -33,7 +37,7 @@ const CANCELLED = new ServiceError(status.CANCELLED, CANCELLED_WHILE_RUNNING);
 const NOT_THE_ITEMS_FAULT = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
 
 /**
- * Runs batch items through the same runAsk as every Ask: `concurrency` slots, each taking the next item from
+ * Runs batch items through the same pipeline as every Ask (`runItem`): `concurrency` slots, each taking the next item from
  * the queue, recording its one result (its answer, or its own status), then the next. A cancelled batch stops
  * its running items at once (their engine jobs are cancelled and free their KV). On stop, running items are
  * handed back to the queue unfinished; the next runner (this gateway restarted, or another) runs them.
@@ -130,7 +134,7 @@ export class BatchRunner {
       // the batch and the index.
       const attributes = { "attr_rag.batch.id": item.batchId, "attr_rag.batch.item_index": item.index, "attr_rag.batch.item_id": item.itemId, "attr_rag.batch.attempt": item.attempt };
       await withLogFields({ batch_id: item.batchId, item_index: item.index }, () =>
-        inSpan("batch.item", attributes, () => runAsk(this.o.pipeline, item.request, collector.onEvent, abort.signal), { parent: ROOT_CONTEXT, links: linkTo(item.batchTraceparent) }),
+        inSpan("batch.item", attributes, () => this.o.runItem(item.request, collector.onEvent, abort.signal), { parent: ROOT_CONTEXT, links: linkTo(item.batchTraceparent) }),
       );
       result = collector.succeeded();
     } catch (err) {
@@ -141,7 +145,7 @@ export class BatchRunner {
       if (abort.signal.reason === CANCELLED) {
         result = collector.cancelled(CANCELLED_WHILE_RUNNING);
       } else {
-        const { code, details } = toStatus(err, `batch ${item.batchId} item ${item.itemId}`, this.o.log);
+        const { code, details } = this.o.statusOf(err, `batch ${item.batchId} item ${item.itemId}`, this.o.log);
         if (NOT_THE_ITEMS_FAULT.has(code) && item.attempt < (this.o.maxAttempts ?? 5)) {
           this.o.log(`batch runner: item ${item.itemId} of batch ${item.batchId} (attempt ${item.attempt}) hit ${status[code]}: ${details}; it will run again`);
           countBatchRetry();

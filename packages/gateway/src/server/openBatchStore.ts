@@ -1,9 +1,6 @@
 import type { ServiceLog } from "@attr-rag/index";
 import type { Runtime } from "../runtime/Runtime.js";
-import type { BatchStore } from "./batchStore.js";
-import { DEFAULT_BATCH_QUEUE } from "./jetstream/batchStreams.js";
-import { JetStreamBatchStore } from "./jetstream/JetStreamBatchStore.js";
-import { SqliteBatchStore } from "./sqlite/SqliteBatchStore.js";
+import { DEFAULT_BATCH_QUEUE, JetStreamBatchStore, SqliteBatchStore, type BatchStore } from "@attr-rag/batch";
 
 /** The runtime's batch store: batches.sqlite in the state dir (embedded), or JetStream (distributed). */
 export async function openBatchStore(runtime: Runtime, log: ServiceLog): Promise<BatchStore> {

@@ -30,10 +30,10 @@ import { JetStreamBatchQueue, publishResult } from "./JetStreamBatchQueue.js";
 import { releaseConsumer, ResultsView } from "./ResultsView.js";
 import { RunningMarkers } from "./runningMarkers.js";
 import { batchConflict } from "../batchConflict.js";
-import { batchEndedBody, batchEndedEventId, batchEndedType } from "../../webhooks/batchEndedEvent.js";
+import { batchEndedBody, batchEndedEventId, batchEndedType } from "../webhooks/batchEndedEvent.js";
 import { publishWebhookEvent, WebhookQueue } from "./webhookQueue.js";
-import { webhookDelivery } from "../../webhooks/webhookDelivery.js";
-import type { WebhookOutcome } from "../../webhooks/attemptWebhook.js";
+import { webhookDelivery } from "../webhooks/webhookDelivery.js";
+import type { WebhookOutcome } from "../webhooks/attemptWebhook.js";
 
 /** Items published at once while queueing a batch (each publish waits for its JetStream acknowledgement). */
 const PUBLISH_WINDOW = 256;

@@ -2,7 +2,7 @@ import { batchLifecycle, batchThroughput, windowStart, type BatchItemCounts } fr
 import type { Batch } from "@attr-rag/contracts";
 import type Database from "better-sqlite3";
 import { toBatch } from "../toBatch.js";
-import { webhookDelivery } from "../../webhooks/webhookDelivery.js";
+import { webhookDelivery } from "../webhooks/webhookDelivery.js";
 
 /** A row of the batches table. */
 export interface BatchRow {

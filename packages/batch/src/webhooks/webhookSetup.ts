@@ -3,12 +3,18 @@
 import { readFileSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
 import { ServiceError } from "@attr-rag/index";
-import type { GatewayConfig } from "../config/gatewayConfig.js";
 import { parseWebhookSecret } from "./signWebhook.js";
+
+/** The gateway settings webhooks read (its config keys of the same names). */
+export interface WebhookConfig {
+  readonly webhookSecret?: string | undefined;
+  readonly webhookSecretFile?: string | undefined;
+  readonly webhookAllowedHosts?: string | undefined;
+}
 
 export type WebhookSetup = { readonly key: Buffer; readonly allowedHosts: readonly string[] } | { readonly unavailable: ServiceError };
 
-export function webhookSetup(config: GatewayConfig): WebhookSetup {
+export function webhookSetup(config: WebhookConfig): WebhookSetup {
   if (config.webhookSecret !== undefined && config.webhookSecretFile !== undefined) {
     throw new Error("gateway: give webhookSecret or webhookSecretFile, not both");
   }

@@ -12,8 +12,8 @@ import { migrateBatches } from "./batchSchema.js";
 import { batchRowView, type BatchRow } from "./batchRowView.js";
 import { SqliteBatchQueue } from "./SqliteBatchQueue.js";
 import { batchConflict } from "../batchConflict.js";
-import { batchEndedBody, batchEndedEventId, batchEndedType } from "../../webhooks/batchEndedEvent.js";
-import type { WebhookEvent, WebhookOutbox } from "../../webhooks/webhookOutbox.js";
+import { batchEndedBody, batchEndedEventId, batchEndedType } from "../webhooks/batchEndedEvent.js";
+import type { WebhookEvent, WebhookOutbox } from "../webhooks/webhookOutbox.js";
 
 export const BATCHES_FILE = "batches.sqlite";
 

@@ -1,10 +1,11 @@
 import { AskRequest, type BatchItemResult } from "@attr-rag/contracts";
+import { toGrpcStatus } from "@attr-rag/index";
 import { describe, expect, it } from "vitest";
-import { BatchRunner } from "../src/batch/BatchRunner.js";
-import type { BatchQueue, ClaimedItem } from "../src/batch/batchStore.js";
-import { ChangeSignal } from "../src/batch/changeSignal.js";
-import { InteractiveGate } from "../src/batch/interactiveGate.js";
-import { until } from "./helpers/until.js";
+import { BatchRunner } from "../src/BatchRunner.js";
+import type { BatchQueue, ClaimedItem } from "../src/batchStore.js";
+import { ChangeSignal } from "../src/changeSignal.js";
+import { InteractiveGate } from "../src/interactiveGate.js";
+import { until } from "../../gateway/test/helpers/until.js";
 
 // Nothing waits on anything after it is over: a long-lived gateway watches thousands of batches and runs
 // items for days, and every waiter left behind is kept for good.
@@ -66,8 +67,9 @@ describe("batch waiters and timers", () => {
       onCancel: () => () => {},
     } as BatchQueue;
     const lines: string[] = [];
-    // An empty runtime: the item fails at once (its failure is its result), so the runner goes on to record it.
-    const runner = new BatchRunner({ queue, pipeline: {} as never, concurrency: 1, log: (l) => lines.push(l) }).start();
+    // A pipeline that fails at once (its failure is the item's result), so the runner goes on to record it.
+    const runItem = () => Promise.reject(new Error("no pipeline here"));
+    const runner = new BatchRunner({ queue, runItem, statusOf: toGrpcStatus, concurrency: 1, log: (l) => lines.push(l) }).start();
     await until(() => completeCalls >= 2, "the runner to retry recording the result");
     await runner.stop();
     expect(released).toEqual([0]);

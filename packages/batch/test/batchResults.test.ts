@@ -3,12 +3,12 @@ import type { KV } from "@nats-io/kv";
 import { AskRequest, BatchItemJob, BATCH_ITEMS_STREAM, BATCH_RESULTS_STREAM, BATCH_RUNNERS_CONSUMER, BatchItemResult, BatchItemState, BatchState, batchResultSubject } from "@attr-rag/contracts";
 import { connectNats, ConnectionWatch, natsServerMissing, startNatsServer, type NatsConnection, type NatsServer } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_BATCH_QUEUE, ensureBatchStreams } from "../src/batch/jetstream/batchStreams.js";
-import { publishResult } from "../src/batch/jetstream/JetStreamBatchQueue.js";
-import { JetStreamBatchStore } from "../src/batch/jetstream/JetStreamBatchStore.js";
+import { DEFAULT_BATCH_QUEUE, ensureBatchStreams } from "../src/jetstream/batchStreams.js";
+import { publishResult } from "../src/jetstream/JetStreamBatchQueue.js";
+import { JetStreamBatchStore } from "../src/jetstream/JetStreamBatchStore.js";
 import { prepareBatch } from "../src/index.js";
-import { newestFirst } from "../src/batch/pageToken.js";
-import { until } from "./helpers/until.js";
+import { newestFirst } from "../src/pageToken.js";
+import { until } from "../../gateway/test/helpers/until.js";
 
 const missing = natsServerMissing();
 

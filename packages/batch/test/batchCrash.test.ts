@@ -29,7 +29,7 @@ function assertDistFresh(): void {
     }
   };
   walk(join(PACKAGE, "src"));
-  if (stale.length > 0) throw new Error(`packages/gateway/dist is missing or older than ${stale.join(", ")}: build it first (npm run build -w @attr-rag/gateway)`);
+  if (stale.length > 0) throw new Error(`packages/batch/dist is missing or older than ${stale.join(", ")}: build it first (npm run build -w @attr-rag/batch)`);
 }
 
 interface Ack {
