@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { CommanderError } from "commander";
 import { EngineError, GpuBackendError } from "@attr-rag/engine";
-import { CliError } from "./cliError.js";
 import { createProgram } from "./program.js";
+import { InputError } from "@attr-rag/core";
 
 try {
   await createProgram().parseAsync(process.argv);
@@ -10,7 +10,7 @@ try {
   if (err instanceof CommanderError) {
     // commander already printed its message (or the help/version text).
     process.exitCode = err.exitCode === 1 && err.code !== "commander.helpDisplayed" ? 2 : err.exitCode;
-  } else if (err instanceof CliError) {
+  } else if (err instanceof InputError) {
     process.stderr.write(`attr-rag: error: ${err.message}\n`);
     process.exitCode = err.exitCode;
   } else if (err instanceof GpuBackendError) {

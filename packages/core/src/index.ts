@@ -113,3 +113,6 @@ export {
   type BatchLifecycle,
   type BatchThroughput,
 } from "./batch/batchProgress.js";
+export { InputError } from "./input/inputError.js";
+export { nonNegativeInt, oneOf, positiveInt, positiveNumber } from "./input/optionValues.js";
+export { parseJsonLines, stringField, type JsonLine } from "./input/jsonLines.js";

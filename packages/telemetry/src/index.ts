@@ -10,3 +10,4 @@ export { currentTraceparent, extractTrace, injectTrace, linkTo, metadataCarrier,
 export { startTracing, tracingEnabled, type Tracing } from "./trace/tracing.js";
 export { context as traceContext, ROOT_CONTEXT, trace, type Context as TraceContext, type Span } from "@opentelemetry/api";
 export { withoutCredentials } from "./log/withoutCredentials.js";
+export { progressBar } from "./progressBar.js";

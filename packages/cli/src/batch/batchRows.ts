@@ -4,7 +4,7 @@
 import type { BatchItem } from "@attr-rag/contracts";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
 import { CliError } from "../cliError.js";
-import { parseJsonLines } from "../jsonLines.js";
+import { InputError, parseJsonLines } from "@attr-rag/core";
 
 /** Row field → the ask flag it sets (the flag's name in snake_case, so rows read like the command line). */
 export const ROW_FIELDS: Readonly<Record<string, keyof AskFlags>> = {
@@ -74,7 +74,7 @@ export function batchItemsFromJsonl(text: string, file: string, defaults: AskFla
     try {
       return { itemId: row.id, request: askRequestFromFlags(row.question, flags as AskFlags) };
     } catch (err) {
-      if (!(err instanceof CliError)) throw err;
+      if (!(err instanceof InputError)) throw err;
       throw fail(rowMessage(err.message));
     }
   });

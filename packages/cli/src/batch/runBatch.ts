@@ -11,7 +11,8 @@ import { EMBEDDED_KEYS } from "../commands/ask.js";
 import { batchItemsFromJsonl, defaultsFromFlags } from "./batchRows.js";
 import { finishedOf, progressDetail, stateName } from "./batchProgressText.js";
 import { ResultsFile, type ResultsFormat } from "./resultsFile.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
+import { InputError } from "@attr-rag/core";
 
 export const RUN_KEYS: readonly ConfigKey[] = [...EMBEDDED_KEYS, "stateDir", "batchConcurrency", "maxConcurrentAsks"];
 
@@ -78,7 +79,7 @@ export async function runBatchEmbedded(o: RunBatchOptions, signal: AbortSignal):
     say(`batch ${batchId} ${stateName(last)}: ${progressDetail(last)}; ${out.count} results in ${o.out}`);
     return last;
   } catch (err) {
-    if (signal.aborted && !(err instanceof CliError)) throw new CliError("interrupted; run the same command again to resume", 130, { cause: err });
+    if (signal.aborted && !(err instanceof InputError)) throw new CliError("interrupted; run the same command again to resume", 130, { cause: err });
     throw err;
   } finally {
     await runner?.stop();

@@ -8,6 +8,7 @@ import { resolveModel } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { demoModelPath, ingestDemoCorpus } from "../commands/demo.js";
 import { positiveInt } from "../parseArgs.js";
+import { InputError } from "@attr-rag/core";
 
 export interface ClusterBenchFlags {
   workers: string;
@@ -44,7 +45,7 @@ export function benchModelPath(model: string | undefined): string {
   try {
     return model !== undefined ? resolveModel(model) : demoModelPath();
   } catch (err) {
-    throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
+    throw err instanceof InputError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
   }
 }
 

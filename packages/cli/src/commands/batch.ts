@@ -22,7 +22,7 @@ import { RUN_KEYS, runBatchEmbedded } from "../batch/runBatch.js";
 import { CliError } from "../cliError.js";
 import { addConfigOptions } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
 import { abortOnSigint } from "./ask.js";
 
 interface ServerFlags {

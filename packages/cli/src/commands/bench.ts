@@ -3,7 +3,7 @@ import { BENCH_STRATEGIES, describeRun, OCCLUSION_STRATEGIES, readBenchCorpus, r
 import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
 import { defaultCorpus } from "../defaultCorpus.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
 import { nonNegativeInt, positiveInt } from "../parseArgs.js";
 import { registerBenchAttributionCommand } from "./benchAttribution.js";
 import { registerBenchClusterCommand } from "./benchCluster.js";

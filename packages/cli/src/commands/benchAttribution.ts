@@ -4,7 +4,7 @@ import { MAX_SAMPLES } from "@attr-rag/core";
 import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
 import { positiveInt } from "../parseArgs.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
 import { defaultCorpus } from "../defaultCorpus.js";
 
 interface BenchAttributionFlags {

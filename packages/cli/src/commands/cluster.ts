@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAX_INDEX_SHARDS } from "@attr-rag/contracts";
+import { InputError } from "@attr-rag/core";
 
 interface ClusterFlags {
   workers: string;
@@ -64,7 +65,7 @@ export function registerClusterCommand(program: Command): void {
       try {
         modelPath = o.model !== undefined ? resolveModel(o.model) : demoModelPath();
       } catch (err) {
-        throw err instanceof CliError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
+        throw err instanceof InputError ? err : new CliError(`--model: ${(err as Error).message}`, 2, { cause: err });
       }
       let rerankerPath: string | undefined;
       try {

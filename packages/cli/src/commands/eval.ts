@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { dedupeRanking, ndcgAtK, recallAtK, reciprocalRank } from "@attr-rag/core";
+import { dedupeRanking, InputError, ndcgAtK, recallAtK, reciprocalRank } from "@attr-rag/core";
 import {
   ChunkStore,
   DEFAULT_FUSION,
@@ -117,7 +117,7 @@ function runMode(store: ChunkStore, mode: EvalMode, q: EvalQuestion, vector: Flo
     return store.searchHybrid(q.question, vector!, { k: fetch });
   } catch (err) {
     const cli = storeErrorToCli(err);
-    if (cli instanceof CliError) throw new CliError(`question "${q.id}" (line ${q.line}), ${mode}: ${cli.message}`, cli.exitCode, { cause: err });
+    if (cli instanceof InputError) throw new CliError(`question "${q.id}" (line ${q.line}), ${mode}: ${cli.message}`, cli.exitCode, { cause: err });
     throw err;
   }
 }

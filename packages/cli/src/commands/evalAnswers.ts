@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "no
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { AskEvent, AskRequest } from "@attr-rag/contracts";
-import { scoreAnswer } from "@attr-rag/core";
+import { InputError, scoreAnswer } from "@attr-rag/core";
 import { describeRun } from "@attr-rag/engine";
 import { runAsk, Runtime, type GatewayConfig } from "@attr-rag/gateway";
 import type { Embedder } from "@attr-rag/index";
@@ -19,7 +19,7 @@ import { httpJudge, judgeAnswer, localJudge, type Judge } from "../eval/answers/
 import { retrievalDiagnostics, type RetrievalDiagnostics } from "../eval/answers/retrievalDiagnostics.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
 import { formatDuration, ingestBenchmark } from "../eval/ingestBenchmark.js";
@@ -258,7 +258,7 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
             consecutive = 0;
           } catch (err) {
             if (controller.signal.aborted) break;
-            if (err instanceof CliError && err.exitCode === 2 && err.message.startsWith("judge ")) throw err;
+            if (err instanceof InputError && err.exitCode === 2 && err.message.startsWith("judge ")) throw err;
             const mapped = gatewayErrorToCli(err);
             const message = mapped instanceof Error ? mapped.message : String(mapped);
             failures++;

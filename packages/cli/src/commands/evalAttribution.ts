@@ -4,7 +4,7 @@ import { defaultModelPath, describeRun } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
 import { positiveInt } from "../parseArgs.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
 import { EVAL_METHODS, evaluateExample, type MethodOutcome } from "../eval/attributionEval.js";
 import { RELATIONSHIP_KINDS, relationshipSets, type RelationshipKind } from "../eval/relationshipSets.js";
 

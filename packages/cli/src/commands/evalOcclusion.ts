@@ -11,7 +11,7 @@ import { renderOcclusionReport } from "../eval/occlusion/occlusionReport.js";
 import { compareWithExact, summarizeStrategy, type QuestionComparison, type StrategySummary } from "../eval/occlusion/occlusionSummary.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
 import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
 import { loadQuestions } from "../eval/evalInputs.js";
 import { formatDuration, ingestBenchmark } from "../eval/ingestBenchmark.js";

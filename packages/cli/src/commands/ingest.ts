@@ -4,7 +4,7 @@ import { CliError } from "../cliError.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { cliShardSpec, parseQuantization, positiveInt } from "../parseArgs.js";
 import { shardOf, type ShardSpec } from "@attr-rag/core";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
 
 interface IngestOptions {
   store: string;

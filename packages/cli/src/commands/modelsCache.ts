@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { EngineArgumentError, listCachedModels, modelCacheDir, ModelPullError, pullModel, type CachedModel } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
 
 interface PullFlags {
   sha256?: string;

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ChunkStore, MAX_K, StoreNotFoundError, USE_LITE_ID, type Embedder, type SearchHit } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
-import { parseJsonLines, stringField } from "../jsonLines.js";
+import { InputError, parseJsonLines, stringField } from "@attr-rag/core";
 import { positiveInt } from "../parseArgs.js";
 import { readStdin } from "../readStdin.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
@@ -109,7 +109,7 @@ export function registerSearchCommand(program: Command): void {
                   : store.searchHybrid(q.question, vectors[i]!, { k });
           } catch (err) {
             const cli = storeErrorToCli(err);
-            if (cli instanceof CliError) throw new CliError(`query "${q.id}": ${cli.message}`, cli.exitCode, { cause: err });
+            if (cli instanceof InputError) throw new CliError(`query "${q.id}": ${cli.message}`, cli.exitCode, { cause: err });
             throw err;
           }
           if (o.json) lines.push(`${JSON.stringify({ id: q.id, hits: hits.map(toJsonHit) })}\n`);

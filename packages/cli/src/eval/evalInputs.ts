@@ -4,7 +4,8 @@ import { createReadStream, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { readDocuments, type ChunkStore, type Embedder } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
-import { progressBar } from "../progressBar.js";
+import { progressBar } from "@attr-rag/telemetry";
+import { InputError } from "@attr-rag/core";
 
 /** One question of a SPEC section 5 `questions.jsonl`, as evaluation needs it. */
 export interface EvalQuestion {
@@ -46,7 +47,7 @@ async function* jsonLinesOf(option: string, path: string): AsyncGenerator<{ line
       yield { line, value };
     }
   } catch (err) {
-    if (err instanceof CliError) throw err;
+    if (err instanceof InputError) throw err;
     throw new CliError(`${option} ${path}: cannot read it (${(err as Error).message})`, 2, { cause: err });
   } finally {
     rl.close();

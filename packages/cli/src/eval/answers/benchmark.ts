@@ -3,7 +3,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { CliError } from "../../cliError.js";
-import { parseJsonLines } from "../../jsonLines.js";
+import { parseJsonLines } from "@attr-rag/core";
 
 export interface BenchmarkQuestion {
   readonly id: string;

@@ -1,7 +1,7 @@
 // Table II's judges: a local GGUF through the engine (the model's own chat template) or any
 // OpenAI-compatible chat endpoint. Both get the same messages and the same one retry; a verdict records what
 // could not be read as missing (core's parseJudgeReply), never as a score.
-import { betterVerdict, JUDGE_RETRY_MESSAGE, judgeMessages, parseJudgeReply, type ChatMessage, type JudgeVerdict } from "@attr-rag/core";
+import { betterVerdict, InputError, JUDGE_RETRY_MESSAGE, judgeMessages, parseJudgeReply, type ChatMessage, type JudgeVerdict } from "@attr-rag/core";
 import { EngineLimitError, type EngineContext, type Model } from "@attr-rag/engine";
 import { CliError } from "../../cliError.js";
 import { loadModelArg } from "../../modelCli.js";
@@ -30,7 +30,7 @@ export async function judgeAnswer(judge: Judge, question: string, reference: str
       const reply = await judge.chat(m, signal);
       return { verdict: parseJudgeReply(reply), reply };
     } catch (err) {
-      if (signal.aborted || err instanceof CliError) throw err;
+      if (signal.aborted || err instanceof InputError) throw err;
       throw new Error(`the judge failed: ${(err as Error).message}`, { cause: err });
     }
   };

@@ -1,4 +1,4 @@
-import { CliError } from "./cliError.js";
+import { InputError } from "./inputError.js";
 
 /** One parsed input line with its 1-based line number in the input (blank lines are skipped). */
 export interface JsonLine {
@@ -18,7 +18,7 @@ export function parseJsonLines(text: string): JsonLine[] {
     try {
       out.push({ line: i + 1, value: JSON.parse(raw) });
     } catch (err) {
-      throw new CliError(`line ${i + 1}: not valid JSON (${(err as Error).message})`, 2, { cause: err });
+      throw new InputError(`line ${i + 1}: not valid JSON (${(err as Error).message})`, 2, { cause: err });
     }
   });
   return out;
@@ -28,11 +28,11 @@ export function parseJsonLines(text: string): JsonLine[] {
 export function stringField(entry: JsonLine, field: string): string {
   const obj = entry.value;
   if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
-    throw new CliError(`line ${entry.line}: expected a JSON object, got ${Array.isArray(obj) ? "an array" : JSON.stringify(obj)}`);
+    throw new InputError(`line ${entry.line}: expected a JSON object, got ${Array.isArray(obj) ? "an array" : JSON.stringify(obj)}`);
   }
   const value = (obj as Record<string, unknown>)[field];
   if (typeof value !== "string") {
-    throw new CliError(
+    throw new InputError(
       `line ${entry.line}: field "${field}" must be a string, got ${value === undefined ? "nothing" : JSON.stringify(value)}`,
     );
   }
