@@ -13,6 +13,7 @@
 
 #include "DecodeScheduler.h"
 #include "DevicePicks.h"
+#include "JobOwner.h"
 #include "Occlusion.h"
 #include "Scoring.h"
 #include "llama.h"
@@ -22,16 +23,18 @@ namespace attr_rag {
 class AddonModel;
 class ContextJob;
 
-class AddonContext : public Napi::ObjectWrap<AddonContext> {
+class AddonContext : public Napi::ObjectWrap<AddonContext>, public JobOwner {
  public:
   static Napi::Function Init(Napi::Env env);
   explicit AddonContext(const Napi::CallbackInfo& info);
   ~AddonContext() override;
 
-  // Called by jobs on the JS thread when they end.
-  void jobFinished(uint32_t id);
+  // JobOwner: a job keeps the context's JS object alive with a reference until it has ended.
+  void retainForJob() override { Ref(); }
+  void releaseForJob() override { Unref(); }
   // Valid from init() until the last job has ended after dispose().
-  DecodeScheduler& scheduler() { return *scheduler_; }
+  DecodeScheduler& scheduler() override { return *scheduler_; }
+  void jobFinished(uint32_t id) override;
 
  private:
   friend class CreateContextWorker;

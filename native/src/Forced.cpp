@@ -16,6 +16,7 @@
 #include "Greedy.h"
 #include "KvReuse.h"
 #include "Occlusion.h"
+#include "SharedPrefix.h"
 
 namespace attr_rag {
 namespace {

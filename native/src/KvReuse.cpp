@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "Occlusion.h"
+#include "SharedPrefix.h"
 
 namespace attr_rag {
 namespace {

@@ -10,6 +10,7 @@
 #include "Draft.h"
 #include "Greedy.h"
 #include "KvReuse.h"
+#include "SharedPrefix.h"
 #include "TokenText.h"
 
 namespace attr_rag {

@@ -110,13 +110,6 @@ using OcclusionProgress = std::function<void(int kind, int index, llama_token to
 // total, in a per-sequence cache (kvUnified = false) per sequence (see Occlusion.cpp).
 long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel);
 
-// Gives sequence `dst` the first `length` positions of sequence 0's cache. A unified cache shares the cells;
-// a per-sequence cache can only copy a whole stream (a partial cross-stream copy trips a GGML_ASSERT), so the
-// stream is copied and the tail trimmed.
-void sharePrefix(Lane& lane, llama_seq_id dst, llama_pos length);
-// The same from any source sequence that holds at least `length` positions.
-void sharePrefixFrom(Lane& lane, llama_seq_id src, llama_seq_id dst, llama_pos length);
-
 std::vector<llama_token> fullPromptOf(const OcclusionRequest& req);
 llama_pos blockStartOf(const OcclusionRequest& req, int32_t j);
 // Tokens of the prompt without block j after the prefix it shares with the full prompt.

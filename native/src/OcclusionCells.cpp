@@ -1,5 +1,5 @@
-// KV cells an occlusion request needs, and how an occluded sequence gets the prompt prefix it shares with
-// the full prompt; Occlusion.cpp and Forced.cpp size their waves and share prefixes through these.
+// KV cells an occlusion request needs: the context sizes a job's reservation and Occlusion.cpp its waves
+// through this.
 #include <algorithm>
 #include <vector>
 
@@ -7,18 +7,6 @@
 #include "Occlusion.h"
 
 namespace attr_rag {
-
-void sharePrefix(Lane& lane, llama_seq_id dst, llama_pos length) { sharePrefixFrom(lane, 0, dst, length); }
-
-void sharePrefixFrom(Lane& lane, llama_seq_id src, llama_seq_id dst, llama_pos length) {
-  if (length <= 0) return;
-  if (lane.kvUnified()) {
-    lane.seqCp(src, dst, 0, length);
-  } else {
-    lane.seqCp(src, dst, -1, -1);
-    lane.seqRm(dst, length, -1);
-  }
-}
 
 long long occlusionCellsNeeded(const OcclusionRequest& req, int parallel) {
   long long full = static_cast<long long>(req.prefix.size() + req.suffix.size());

@@ -7,7 +7,7 @@
 
 #include "DecodeScheduler.h"
 #include "Greedy.h"
-#include "Occlusion.h"
+#include "SharedPrefix.h"
 
 namespace attr_rag {
 namespace {

@@ -2,14 +2,13 @@
 
 #include <thread>
 
-#include "AddonContext.h"
 #include "Requests.h"
 
 namespace attr_rag {
 
-ContextJob::ContextJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation reservation)
+ContextJob::ContextJob(Napi::Env env, JobOwner* owner, uint32_t id, Reservation reservation)
     : owner_(owner), deferred_(Napi::Promise::Deferred::New(env)), reservation_(reservation), id_(id) {
-  owner_->Ref();
+  owner_->retainForJob();
 }
 
 Napi::Promise ContextJob::start() {
@@ -56,7 +55,7 @@ void ContextJob::complete(Napi::Env env) {
     }
   }
   finished();
-  AddonContext* owner = owner_;
+  JobOwner* owner = owner_;
   owner->jobFinished(id_);
   if (failed_) {
     Napi::Error err = Napi::Error::New(env, error_);
@@ -66,10 +65,10 @@ void ContextJob::complete(Napi::Env env) {
     deferred_.Resolve(value);
   }
   delete this;
-  owner->Unref();
+  owner->releaseForJob();
 }
 
-OccludeJob::OccludeJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, OcclusionRequest req, Napi::Value onProgress)
+OccludeJob::OccludeJob(Napi::Env env, JobOwner* owner, uint32_t id, Reservation r, OcclusionRequest req, Napi::Value onProgress)
     : ContextJob(env, owner, id, r), req_(std::move(req)) {
   if (onProgress.IsFunction()) {
     progress_ = Napi::ThreadSafeFunction::New(env, onProgress.As<Napi::Function>(), "attr-rag-occlusion-progress", 0, 1);
@@ -109,14 +108,14 @@ void OccludeJob::finished() {
   }
 }
 
-ScoreJob::ScoreJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, ScoreRequest req)
+ScoreJob::ScoreJob(Napi::Env env, JobOwner* owner, uint32_t id, Reservation r, ScoreRequest req)
     : ContextJob(env, owner, id, r), req_(std::move(req)) {}
 
 void ScoreJob::execute(Lane& lane) { out_ = runScoring(lane, req_); }
 
 Napi::Value ScoreJob::result(Napi::Env env) { return scoreResultToJs(env, out_); }
 
-EmbedJob::EmbedJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, std::vector<std::vector<llama_token>> seqs)
+EmbedJob::EmbedJob(Napi::Env env, JobOwner* owner, uint32_t id, Reservation r, std::vector<std::vector<llama_token>> seqs)
     : ContextJob(env, owner, id, r), seqs_(std::move(seqs)) {}
 
 // An embedding job holds the whole context (its reservation is every sequence and cell), so it may use the

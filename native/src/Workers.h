@@ -1,6 +1,7 @@
 // The context's jobs. Each runs on its own thread (not libuv's pool: a job may wait for room in the context, and
 // a waiting job must not hold a pool thread that file I/O needs), is admitted by the context's DecodeScheduler,
-// decodes through its Lane, and settles its Promise on the JS thread. A job Ref()s its context until it ends.
+// decodes through its Lane, and settles its Promise on the JS thread. A job holds its context, seen as a JobOwner,
+// until it ends.
 #pragma once
 
 #include <napi.h>
@@ -11,16 +12,15 @@
 
 #include "DecodeScheduler.h"
 #include "Embedding.h"
+#include "JobOwner.h"
 #include "Occlusion.h"
 #include "Scoring.h"
 
 namespace attr_rag {
 
-class AddonContext;
-
 class ContextJob {
  public:
-  ContextJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation reservation);
+  ContextJob(Napi::Env env, JobOwner* owner, uint32_t id, Reservation reservation);
   virtual ~ContextJob() = default;
   ContextJob(const ContextJob&) = delete;
   ContextJob& operator=(const ContextJob&) = delete;
@@ -38,7 +38,7 @@ class ContextJob {
   // On the JS thread whether the job succeeded or not, before its Promise settles.
   virtual void finished() {}
   const std::atomic<bool>& cancelFlag() const { return cancel_; }
-  AddonContext* owner_;
+  JobOwner* owner_;
 
  private:
   void threadMain();
@@ -54,7 +54,7 @@ class ContextJob {
 
 class OccludeJob : public ContextJob {
  public:
-  OccludeJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, OcclusionRequest req, Napi::Value onProgress);
+  OccludeJob(Napi::Env env, JobOwner* owner, uint32_t id, Reservation r, OcclusionRequest req, Napi::Value onProgress);
 
  private:
   void execute(Lane& lane) override;
@@ -68,7 +68,7 @@ class OccludeJob : public ContextJob {
 
 class ScoreJob : public ContextJob {
  public:
-  ScoreJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, ScoreRequest req);
+  ScoreJob(Napi::Env env, JobOwner* owner, uint32_t id, Reservation r, ScoreRequest req);
 
  private:
   void execute(Lane& lane) override;
@@ -79,7 +79,7 @@ class ScoreJob : public ContextJob {
 
 class EmbedJob : public ContextJob {
  public:
-  EmbedJob(Napi::Env env, AddonContext* owner, uint32_t id, Reservation r, std::vector<std::vector<llama_token>> seqs);
+  EmbedJob(Napi::Env env, JobOwner* owner, uint32_t id, Reservation r, std::vector<std::vector<llama_token>> seqs);
 
  private:
   void execute(Lane& lane) override;

@@ -1,10 +1,10 @@
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../../tools/bench/readme-tables.mjs";
 import { circles } from "../../../tools/ci/importGraph.mjs";
 import { includeGraph, readUnits } from "../../../tools/ci/includeGraph.mjs";
 
-const NATIVE_SRC = join(REPO_ROOT, "native", "src");
+const NATIVE_SRC = fileURLToPath(new URL("../../../native/src", import.meta.url));
 
 describe("the include graph of native/src", () => {
   it("includes - no circles between C++ units (a .cpp with its .h is one unit)", () => {
