@@ -1,7 +1,6 @@
 // What the pipeline commands (ask, serve, demo) share: config flags, config loading and error mapping.
-import { status } from "@grpc/grpc-js";
 import type { Command } from "commander";
-import { CONFIG_KEYS, ConfigError, flagName, loadConfig, type GatewayConfig } from "@attr-rag/gateway";
+import { CONFIG_KEYS, ConfigError, flagName, loadConfig, USAGE_CODES, type GatewayConfig } from "@attr-rag/gateway";
 import { EngineArgumentError, ModelLoadError } from "@attr-rag/engine";
 import { ServiceError } from "@attr-rag/index";
 import { NatsConnectError } from "@attr-rag/nats";
@@ -29,17 +28,9 @@ export function configFromOptions(options: Record<string, unknown>, keys: readon
   }
 }
 
-const USAGE_CODES = new Set<number>([status.INVALID_ARGUMENT, status.NOT_FOUND, status.ALREADY_EXISTS, status.UNAUTHENTICATED, status.OUT_OF_RANGE, status.UNIMPLEMENTED]);
-
 /** Pipeline errors as CLI errors: what the user can fix by changing the command exits 2, the rest 1. */
 export function gatewayErrorToCli(err: unknown): unknown {
   if (err instanceof ServiceError) return new CliError(err.message, USAGE_CODES.has(err.code) ? 2 : 1, { cause: err });
   if (err instanceof ConfigError || err instanceof ModelLoadError || err instanceof EngineArgumentError || err instanceof NatsConnectError) return new CliError(err.message, 2, { cause: err });
   return storeErrorToCli(err);
-}
-
-/** A gRPC status from a remote server as a CLI error naming the code. */
-export function remoteErrorToCli(err: { code?: number; details?: string; message?: string }): CliError {
-  const name = err.code !== undefined ? (status[err.code] ?? String(err.code)) : "UNKNOWN";
-  return new CliError(`server: ${name}: ${err.details ?? err.message ?? ""}`, err.code !== undefined && USAGE_CODES.has(err.code) ? 2 : 1, { cause: err });
 }

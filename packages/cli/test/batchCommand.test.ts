@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BatchItemState, BatchState, type BatchItemResult } from "@attr-rag/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RemoteBatches } from "../src/batch/remoteBatches.js";
+import { RemoteBatches } from "@attr-rag/gateway";
 import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
 import { cleanEnv, ingestDemoCorpus, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 import { webhookReceiver } from "./helpers/webhookReceiver.js";

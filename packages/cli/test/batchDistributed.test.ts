@@ -7,9 +7,9 @@ import { BATCH_RESULTS_STREAM, WEBHOOKS_STREAM, BatchItemState, BatchState, batc
 import { connectNats, natsServerMissing, type NatsConnection } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { listWorkerStats } from "@attr-rag/worker";
-import { RemoteBatches } from "../src/batch/remoteBatches.js";
+import { RemoteBatches } from "@attr-rag/gateway";
 import { allResults, QUESTIONS, rowsFile, until } from "./helpers/batches.js";
-import type { LocalCluster } from "../src/cluster/localCluster.js";
+import type { LocalCluster } from "@attr-rag/cluster";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
 import { ingestDemoCorpus, REPO_ROOT, runCli } from "./helpers/runCli.js";
 import { webhookReceiver } from "./helpers/webhookReceiver.js";

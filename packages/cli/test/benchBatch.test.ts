@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { natsServerMissing } from "@attr-rag/nats";
-import { cpuBetween, cpuSeconds } from "../src/cluster/processCpu.js";
+import { cpuBetween, cpuSeconds } from "@attr-rag/bench";
 import { runCli } from "./helpers/runCli.js";
 
 const missing = natsServerMissing();

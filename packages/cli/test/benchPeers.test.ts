@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { SystemReport } from "../src/peers/peerReport.js";
+import type { SystemReport } from "@attr-rag/bench";
 import { TEST_MODEL } from "./helpers/runCli.js";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));

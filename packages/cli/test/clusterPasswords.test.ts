@@ -1,7 +1,6 @@
 import { connectNats, natsServerMissing, startNatsServer } from "@attr-rag/nats";
 import { describe, expect, it } from "vitest";
-import { checkClusterPassword, newClusterPassword } from "../src/cluster/clusterPasswords.js";
-import { LocalCluster, NATS_CONFIG, ROLES } from "../src/cluster/localCluster.js";
+import { checkClusterPassword, LocalCluster, NATS_CONFIG, newClusterPassword, ROLES } from "@attr-rag/cluster";
 import { TEST_MODEL } from "./helpers/runCli.js";
 
 const missing = natsServerMissing();

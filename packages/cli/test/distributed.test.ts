@@ -21,7 +21,7 @@ import {
 } from "@attr-rag/contracts";
 import { connectNats, natsServerMissing } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import type { LocalCluster } from "../src/cluster/localCluster.js";
+import type { LocalCluster } from "@attr-rag/cluster";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
 import { ingestDemoCorpus, runCli, TEST_MODEL } from "./helpers/runCli.js";
 

@@ -28,7 +28,7 @@ import {
 import { ensureSynthModel } from "@attr-rag/engine";
 import { natsServerMissing } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalCluster } from "../src/cluster/localCluster.js";
+import type { LocalCluster } from "@attr-rag/cluster";
 import { startCluster } from "./helpers/cluster.js";
 import { ingestDemoCorpus, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { docFiles, REPO_ROOT } from "../../../tools/bench/readme-tables.mjs";
+import { docFiles, REPO_ROOT } from "../../bench/render/readme-tables.mjs";
 import { anchors, links } from "../../../tools/docs/markdownLinks.mjs";
 
 const read = (file: string) => readFileSync(join(REPO_ROOT, file), "utf8");

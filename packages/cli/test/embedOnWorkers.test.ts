@@ -11,7 +11,7 @@ import { IndexServiceClient, type IngestDocumentsResponse } from "@attr-rag/cont
 import { ChunkStore, GgufEmbedder, type DocumentInput } from "@attr-rag/index";
 import { natsServerMissing } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalCluster } from "../src/cluster/localCluster.js";
+import type { LocalCluster } from "@attr-rag/cluster";
 import { startCluster } from "./helpers/cluster.js";
 import { TEST_MODEL } from "./helpers/runCli.js";
 

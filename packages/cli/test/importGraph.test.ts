@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../../tools/bench/readme-tables.mjs";
+import { REPO_ROOT } from "../../bench/render/readme-tables.mjs";
 import { circles, importGraph, readPackages } from "../../../tools/ci/importGraph.mjs";
 
 const PACKAGES = join(REPO_ROOT, "packages");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { AskEvent, type AttributionTable } from "@attr-rag/contracts";
 import { natsServerMissing } from "@attr-rag/nats";
 import { afterAll, describe, expect, it } from "vitest";
-import { ClusterProcess } from "../src/cluster/clusterProcess.js";
+import { ClusterProcess } from "@attr-rag/cluster";
 import { cleanEnv, REPO_ROOT, runCli } from "./helpers/runCli.js";
 
 const missing = natsServerMissing();

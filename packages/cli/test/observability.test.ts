@@ -8,7 +8,7 @@ import { credentials, Metadata } from "@grpc/grpc-js";
 import { AskRequest, AttrRagServiceClient, type AskResponse } from "@attr-rag/contracts";
 import { natsServerMissing } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalCluster } from "../src/cluster/localCluster.js";
+import type { LocalCluster } from "@attr-rag/cluster";
 import { until, rowsFile } from "./helpers/batches.js";
 import { PASSWORDS, startCluster } from "./helpers/cluster.js";
 import { OtlpReceiver, type ReceivedSpan } from "./helpers/otlpReceiver.js";

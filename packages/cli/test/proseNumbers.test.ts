@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../../tools/bench/readme-tables.mjs";
-import { markdownFiles, measuredNumbers, splitProse, staleSettings, untracedNumbers } from "../../../tools/bench/prose-numbers.mjs";
+import { REPO_ROOT } from "../../bench/render/readme-tables.mjs";
+import { markdownFiles, measuredNumbers, splitProse, staleSettings, untracedNumbers } from "../../bench/render/prose-numbers.mjs";
 
 /**
  * Numbers in README/docs prose that are settings or outside facts, not measurements. Each names the phrase
@@ -82,7 +82,7 @@ const SETTINGS: Setting[] = [
   { file: "docs/retrieval.md", says: "(IDF 1e-6 in FTS5", source: ["packages/index/src/search/bm25Stats.ts", /return idf <= 0 \? 1e-6 : idf;/] },
   { file: "docs/retrieval.md", says: "a batch of 8,192 chunks", source: ["packages/index/src/sqlite/termPostings.ts", /POSTINGS_BATCH = 8192;/] },
   { file: "docs/retrieval.md", says: "up to 150,000 postings", source: ["packages/index/src/search/bm25TopK.ts", /OWN_SCAN = 150_000;/] },
-  { file: "docs/retrieval.md", says: "at 50k chunks", source: ["tools/bench/index-bench.mjs", /chunks: \{ type: "string", default: "50000" \}/] },
+  { file: "docs/retrieval.md", says: "at 50k chunks", source: ["packages/bench/scripts/index-bench.mjs", /chunks: \{ type: "string", default: "50000" \}/] },
   { file: "docs/attribution.md", says: "within 1 % of", source: ["packages/core/src/coalitions/coalitionOptions.ts", /DEFAULT_TRUNCATION = 0\.01;/] },
   { file: "docs/attribution.md", says: "λ = 1 % of λ_max", source: ["packages/core/src/coalitions/coalitionOptions.ts", /DEFAULT_LASSO_RATIO = 0\.01;/] },
   // The tolerances the tests assert.

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { BLOCKS, loadResult, renderDocs, renderReadme, RESULTS_DIR } from "../../../tools/bench/readme-tables.mjs";
+import { BLOCKS, loadResult, renderDocs, renderReadme, RESULTS_DIR } from "../../bench/render/readme-tables.mjs";
 
 // The measured tables live in README.md and docs/*.md, each block in the document of its section.
 const DOCS = renderDocs();
@@ -8,7 +8,7 @@ const ALL = DOCS.map((d) => d.text).join("\n");
 const holder = (name: string) => DOCS.find((d) => d.text.includes(`<!-- generated:${name} -->`))!;
 
 describe("README and docs measurements", () => {
-  it("readme - every generated table is exactly what bench/results/ renders (run tools/bench/readme-tables.mjs)", () => {
+  it("readme - every generated table is exactly what bench/results/ renders (run node packages/bench/render/readme-tables.mjs)", () => {
     // toBe on the whole text: a failure shows the differing lines.
     for (const d of DOCS) expect(d.rendered, d.file).toBe(d.text);
   });

@@ -8,7 +8,7 @@ import { credentials } from "@grpc/grpc-js";
 import { AskEvent, IndexServiceClient, type AttributionTable, type GetStatsResponse } from "@attr-rag/contracts";
 import { natsServerMissing } from "@attr-rag/nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalCluster } from "../src/cluster/localCluster.js";
+import type { LocalCluster } from "@attr-rag/cluster";
 import { startCluster } from "./helpers/cluster.js";
 import { DEMO_CORPUS, runCli, TEST_MODEL } from "./helpers/runCli.js";
 

@@ -1,7 +1,7 @@
 // The benchmarks' synthetic corpus must be a corpus: its generator once multiplied in doubles past 2^53 and
 // cycled after 16,403 draws, so a million-chunk benchmark indexed 97 documents over and over.
 import { describe, expect, it } from "vitest";
-import { syntheticCorpus } from "../../../tools/bench/synthetic-corpus.mjs";
+import { syntheticCorpus } from "../../bench/scripts/synthetic-corpus.mjs";
 
 describe("synthetic corpus", () => {
   it("has no repeated documents or questions, and the same seed gives the same corpus", () => {

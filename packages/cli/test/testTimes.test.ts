@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../../tools/bench/readme-tables.mjs";
+import { REPO_ROOT } from "../../bench/render/readme-tables.mjs";
 import type { ErrorsReport } from "../../../tools/ci/errorsReporter.mjs";
 import { summarizeRun, type PackageReports, type VitestJson } from "../../../tools/ci/testSummary.mjs";
 import { summarizeTimes, type TimingReport } from "../../../tools/ci/testTimes.mjs";

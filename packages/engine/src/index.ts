@@ -69,7 +69,7 @@ export type { ScoreOptions, ScoreResult } from "./score.js";
 export type { EmbedOptions, RerankOptions } from "./embed.js";
 export { l2Normalize, openEmbedContext, unitEmbeddings, type EmbedContextOptions } from "./unitEmbeddings.js";
 export { compareSequences, type Comparison, type Divergence, type SequenceLike } from "./divergence.js";
-export { concatTokens, type TokenSegments } from "./tokenSegments.js";
+export { concatTokens, segmentsLength, type TokenSegments } from "./tokenSegments.js";
 export {
   AbortError,
   DisposedError,
@@ -85,11 +85,6 @@ export { parseModelSource, type ModelSource } from "./models/modelSource.js";
 export { pullModel, type PullOptions, type PullProgress, type PullResult } from "./models/pullModel.js";
 export { describeModel, listCachedModels, type CachedModel, type PartialDownload } from "./models/cachedModels.js";
 export type { NativeDevice } from "./native/addonTypes.js";
-export { readBenchCorpus } from "./bench/benchCorpus.js";
-export { describeRun, type BenchRun } from "./bench/runRecord.js";
-export { engineCost, measureDeviceCeiling, type DeviceCeiling, type EngineCost } from "./bench/deviceCeiling.js";
-export { runAttributionBench, type AttributionBenchOptions, type AttributionBenchReport } from "./bench/attributionBench.js";
-export { BENCH_STRATEGIES, benchPromptSegments, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./bench/occlusionBench.js";
 export { backendSelection } from "./native/loadAddon.js";
 export { GPU_CHOICES, isSoftwareDevice, LLAMA_PACKAGES_VERSION, parseGpuChoice, type BackendSelection, type GpuChoice, type GpuKind } from "./native/gpuBackend.js";
 export { OFFLOAD_MARGIN_BYTES, planOffload, type OffloadPlan } from "./native/offloadPlan.js";

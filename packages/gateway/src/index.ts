@@ -25,3 +25,6 @@ export { StoppedCalls, type StoppedCall } from "./server/stoppedCalls.js";
 export { renderReport, type ReportInput } from "./report/renderReport.js";
 export { escapeHtml } from "./report/escapeHtml.js";
 export { REPORT_CSS } from "./report/styles.js";
+export { gatewayClient, remoteAsk, type RemoteOptions } from "./client/remoteAsk.js";
+export { RemoteBatches, type BatchServerOptions } from "./client/RemoteBatches.js";
+export { remoteError, USAGE_CODES } from "./client/remoteError.js";

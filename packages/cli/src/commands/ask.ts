@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { renderReport, runAsk, Runtime } from "@attr-rag/gateway";
+import { remoteAsk, renderReport, runAsk, Runtime } from "@attr-rag/gateway";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
 import { AskPrinter } from "../ask/askPrinter.js";
-import { remoteAsk } from "../ask/remoteAsk.js";
+
 import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { AttributeRequest, AttributeResponse } from "@attr-rag/contracts";
-import { runAttribute, Runtime } from "@attr-rag/gateway";
+import { gatewayClient, remoteError, runAttribute, Runtime } from "@attr-rag/gateway";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
 import { attributionText } from "../ask/attributionText.js";
-import { gatewayClient } from "../ask/remoteAsk.js";
+
 import { CliError } from "../cliError.js";
-import { addConfigOptions, configFromOptions, gatewayErrorToCli, remoteErrorToCli, type ConfigKey } from "../gatewayCli.js";
+import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { abortOnSigint } from "./ask.js";
 import { addStrategyOptions } from "../ask/strategyOptions.js";
@@ -134,7 +134,7 @@ function remoteAttribute(o: AttributeOptions, request: AttributeRequest, signal:
   });
   return new Promise<AttributeResponse>((resolve, reject) => {
     const call = client.attribute(request, metadata, callOptions, (err, res) =>
-      err ? reject(signal.aborted ? new CliError("interrupted", 130, { cause: err }) : remoteErrorToCli(err)) : resolve(res),
+      err ? reject(signal.aborted ? new CliError("interrupted", 130, { cause: err }) : remoteError(err)) : resolve(res),
     );
     signal.addEventListener("abort", () => call.cancel(), { once: true });
   }).finally(() => client.close());

@@ -7,7 +7,7 @@ import { hasEnded } from "@attr-rag/batch";
 import { addAskRequestOptions } from "../ask/askRequestOptions.js";
 import { batchLine, finishedOf, progressDetail, stateName, webhookStateName } from "../batch/batchProgressText.js";
 import { batchItemsFromJsonl, defaultsFromFlags } from "../batch/batchRows.js";
-import { RemoteBatches, type BatchServerOptions } from "../batch/remoteBatches.js";
+
 import { RESULTS_FORMATS, ResultsFile, type ResultsFormat } from "../batch/resultsFile.js";
 
 const FORMAT_HELP = "results lines: rows (ours, docs/batches.md) or openai (the OpenAI Batch output shape)";
@@ -24,6 +24,7 @@ import { addConfigOptions } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "@attr-rag/telemetry";
 import { abortOnSigint } from "./ask.js";
+import { RemoteBatches, type BatchServerOptions } from "@attr-rag/gateway";
 
 interface ServerFlags {
   server?: string;

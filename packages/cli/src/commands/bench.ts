@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { BENCH_STRATEGIES, describeRun, OCCLUSION_STRATEGIES, readBenchCorpus, runOcclusionBench, type BenchStrategy } from "@attr-rag/engine";
+import { OCCLUSION_STRATEGIES } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
 import { defaultCorpus } from "../defaultCorpus.js";
@@ -12,6 +12,7 @@ import { registerBenchBatchCommand } from "./benchBatch.js";
 import { registerBenchThroughputCommand } from "./benchThroughput.js";
 import { registerBenchTelemetryCommand } from "./benchTelemetry.js";
 import { registerBenchPeersCommand } from "./benchPeers.js";
+import { BENCH_STRATEGIES, describeRun, readBenchCorpus, runOcclusionBench, type BenchStrategy } from "@attr-rag/bench";
 
 interface BenchOcclusionOptions {
   model: string;

@@ -1,7 +1,6 @@
 import type { Command } from "commander";
-import { describeRun } from "@attr-rag/engine";
-import { runBatchBench } from "../cluster/batchBench.js";
-import { addClusterBenchOptions, clusterBenchSettings, reportedModel, withBenchStore, type ClusterBenchFlags } from "../cluster/benchSetup.js";
+import { describeRun, runBatchBench } from "@attr-rag/bench";
+import { addClusterBenchOptions, clusterBenchSettings, reportedModel, withBenchStore, type ClusterBenchFlags } from "./benchSetup.js";
 import { nonNegativeInt, positiveInt } from "../parseArgs.js";
 
 interface BenchBatchFlags extends ClusterBenchFlags {

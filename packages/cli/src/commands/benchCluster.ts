@@ -1,7 +1,6 @@
 import type { Command } from "commander";
-import { describeRun } from "@attr-rag/engine";
-import { addClusterBenchOptions, clusterBenchSettings, reportedModel, withBenchStore, type ClusterBenchFlags } from "../cluster/benchSetup.js";
-import { runClusterBench } from "../cluster/clusterBench.js";
+import { addClusterBenchOptions, clusterBenchSettings, reportedModel, withBenchStore, type ClusterBenchFlags } from "./benchSetup.js";
+import { describeRun, runClusterBench } from "@attr-rag/bench";
 import { positiveInt } from "../parseArgs.js";
 
 interface BenchClusterFlags extends ClusterBenchFlags {

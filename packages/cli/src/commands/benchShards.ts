@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { describeRun, defaultModelPath } from "@attr-rag/engine";
-import { runShardBench } from "../cluster/shardBench.js";
+import { defaultModelPath } from "@attr-rag/engine";
+import { describeRun, runShardBench } from "@attr-rag/bench";
 import { positiveInt } from "../parseArgs.js";
 import { DEMO_CORPUS } from "./demo.js";
 

@@ -1,7 +1,6 @@
 import type { Command } from "commander";
-import { describeRun } from "@attr-rag/engine";
 import { positiveInt } from "../parseArgs.js";
-import { runTelemetryBench } from "../throughput/telemetryBench.js";
+import { describeRun, runTelemetryBench } from "@attr-rag/bench";
 
 interface BenchTelemetryFlags {
   runs: string;

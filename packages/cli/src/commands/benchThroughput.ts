@@ -1,10 +1,9 @@
 import type { Command } from "commander";
-import { describeRun } from "@attr-rag/engine";
 import { EmbedderMismatchError } from "@attr-rag/index";
-import { addAskBenchOptions, benchModelPath, withBenchStore } from "../cluster/benchSetup.js";
+import { addAskBenchOptions, benchModelPath, withBenchStore } from "./benchSetup.js";
 import { CliError } from "../cliError.js";
 import { oneOf, positiveInt } from "../parseArgs.js";
-import { runThroughputBench, type EngineVariant } from "../throughput/throughputBench.js";
+import { describeRun, runThroughputBench, type EngineVariant } from "@attr-rag/bench";
 
 interface BenchThroughputFlags {
   model?: string;

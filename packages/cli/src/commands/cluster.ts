@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import { resolveModel } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
-import { LocalCluster } from "../cluster/localCluster.js";
+import { LocalCluster } from "@attr-rag/cluster";
 import { positiveInt } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
 import { DEMO_CORPUS, DEMO_QUESTION, demoModelPath, ingestDemoCorpus } from "./demo.js";

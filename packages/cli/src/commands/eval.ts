@@ -12,7 +12,6 @@ import {
   type FusionSettings,
   type SearchHit,
 } from "@attr-rag/index";
-import { describeRun } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { parseQuantization } from "../parseArgs.js";
 import { formatTune, fusionGrid, TUNE_RECALL_K, tuneFusion, tuneJson, type TuneResult } from "../eval/tuneFusion.js";
@@ -21,6 +20,7 @@ import { ingestCorpus, loadQuestions, scanCorpus, type EvalQuestion } from "../e
 import { registerEvalAnswersCommand } from "./evalAnswers.js";
 import { registerEvalOcclusionCommand } from "./evalOcclusion.js";
 import { startEmbedder, storeErrorToCli } from "../storeCli.js";
+import { describeRun } from "@attr-rag/bench";
 
 export const EVAL_MODES = ["dense", "bm25", "hybrid"] as const;
 export type EvalMode = (typeof EVAL_MODES)[number];

@@ -3,11 +3,10 @@ import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { AskEvent, AskRequest } from "@attr-rag/contracts";
 import { InputError, scoreAnswer } from "@attr-rag/core";
-import { describeRun } from "@attr-rag/engine";
-import { runAsk, Runtime, type GatewayConfig } from "@attr-rag/gateway";
+import { remoteAsk, runAsk, Runtime, type GatewayConfig } from "@attr-rag/gateway";
 import type { Embedder } from "@attr-rag/index";
 import type { AskFlags } from "../ask/askRequestFromFlags.js";
-import { remoteAsk } from "../ask/remoteAsk.js";
+
 import { CliError } from "../cliError.js";
 import { parseAnswerMethods, DEFAULT_ANSWER_METHODS, requestFor } from "../eval/answers/answerMethods.js";
 import { readRows, rowKey, RowWriter, type AnswerRow } from "../eval/answers/answerRows.js";
@@ -24,6 +23,7 @@ import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
 import { formatDuration, ingestBenchmark } from "../eval/ingestBenchmark.js";
 import { addStrategyOptions } from "../ask/strategyOptions.js";
+import { describeRun } from "@attr-rag/bench";
 
 interface EvalAnswersOptions extends AskFlags, Record<string, unknown> {
   benchmark: string;

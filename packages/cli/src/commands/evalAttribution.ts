@@ -1,12 +1,13 @@
 import type { Command } from "commander";
 import { buildPromptSegments, coalitionOfMask, MAX_SAMPLES } from "@attr-rag/core";
-import { defaultModelPath, describeRun } from "@attr-rag/engine";
+import { defaultModelPath } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
 import { loadModelArg } from "../modelCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "@attr-rag/telemetry";
 import { EVAL_METHODS, evaluateExample, type MethodOutcome } from "../eval/attributionEval.js";
 import { RELATIONSHIP_KINDS, relationshipSets, type RelationshipKind } from "../eval/relationshipSets.js";
+import { describeRun } from "@attr-rag/bench";
 
 interface EvalAttributionFlags {
   sets: string;

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { AskEvent } from "@attr-rag/contracts";
-import { APPROXIMATE_STRATEGIES, describeRun, EXACT_STRATEGIES } from "@attr-rag/engine";
+import { APPROXIMATE_STRATEGIES, EXACT_STRATEGIES } from "@attr-rag/engine";
 import { runAsk, Runtime } from "@attr-rag/gateway";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
 import { addApproximateOptions } from "../ask/strategyOptions.js";
@@ -15,6 +15,7 @@ import { progressBar } from "@attr-rag/telemetry";
 import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
 import { loadQuestions } from "../eval/evalInputs.js";
 import { formatDuration, ingestBenchmark } from "../eval/ingestBenchmark.js";
+import { describeRun } from "@attr-rag/bench";
 
 interface EvalOcclusionOptions extends AskFlags {
   questions: string;

@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BatchItemResult } from "@attr-rag/contracts";
-import type { RemoteBatches } from "../../src/batch/remoteBatches.js";
+import type { RemoteBatches } from "@attr-rag/gateway";
 import { REPO_ROOT } from "./runCli.js";
 
 export const QUESTIONS: string[] = readFileSync(join(REPO_ROOT, "examples/demo-corpus/questions.jsonl"), "utf8")

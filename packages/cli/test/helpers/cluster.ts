@@ -1,6 +1,6 @@
 // The distributed tests' cluster: LocalCluster (what deploy/local/cluster runs) on the shipped model, with
 // known per-role passwords so a test can log in as any role.
-import { LocalCluster, type Role } from "../../src/cluster/localCluster.js";
+import { LocalCluster, type Role } from "@attr-rag/cluster";
 import { TEST_MODEL } from "./runCli.js";
 
 export const PASSWORDS: Readonly<Record<Role, string>> = { gateway: "gw-secret", worker: "wk-secret", selector: "sel-secret", index: "ix-secret" };

@@ -2,7 +2,7 @@
 // over the given targets, its own temporary storage, a free loopback port, and PromQL through its HTTP API.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { freePort } from "../../src/freePort.js";
+import { freePort } from "@attr-rag/bench";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
