@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { LocalCluster } from "@attr-rag/cluster";
-import { IndexServiceClient } from "@attr-rag/contracts";
+import { IndexServiceClient, IngestDocumentsRequest } from "@attr-rag/contracts";
 import { defaultModelPath } from "@attr-rag/engine";
 import { describeRun } from "@attr-rag/bench";
 import { ChunkStore, GgufEmbedder } from "@attr-rag/index";
@@ -47,7 +47,7 @@ function ingest(address) {
     const stream = client.ingestDocuments(new Metadata(), (err, res) => (err ? reject(err) : resolve(res)));
     let i = 0;
     const write = () => {
-      while (i < docs.length) if (!stream.write({ document: { ...docs[i++], metadata: {} } })) return void stream.once("drain", write);
+      while (i < docs.length) if (!stream.write(IngestDocumentsRequest.fromPartial({ document: { ...docs[i++], metadata: {} } }))) return void stream.once("drain", write);
       stream.end();
     };
     write();

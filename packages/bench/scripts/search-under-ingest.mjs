@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { IndexServiceClient, RetrievalMode } from "@attr-rag/contracts";
+import { IndexServiceClient, IngestDocumentsRequest, RetrievalMode } from "@attr-rag/contracts";
 import { defaultModelPath } from "@attr-rag/engine";
 import { describeRun } from "@attr-rag/bench";
 import { loadConfig, Runtime, startGatewayServer } from "@attr-rag/gateway";
@@ -72,7 +72,7 @@ function ingest(docs) {
     // Written as the stream drains, as a client that respects flow control does.
     const write = () => {
       while (i < docs.length) {
-        const ok = stream.write({ document: { ...docs[i++], metadata: {} } });
+        const ok = stream.write(IngestDocumentsRequest.fromPartial({ document: { ...docs[i++], metadata: {} } }));
         if (!ok) return void stream.once("drain", write);
       }
       stream.end();

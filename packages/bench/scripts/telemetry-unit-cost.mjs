@@ -5,8 +5,9 @@
 // every span over OTLP/HTTP to a local sink. With the Asks/minute of a bench run these bound what telemetry
 // can cost, below the spread of `bench telemetry`'s runs. Prints one JSON line.
 // Run from the repository root after `npm run build`: node packages/bench/scripts/telemetry-unit-cost.mjs > bench/results/telemetry-unit-cost.json
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { describeRun } from "@attr-rag/bench";
@@ -23,13 +24,22 @@ function cpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
-async function scrapeCost() {
-  const child = spawn(process.execPath, [CLI, "serve", "--store", join(ROOT, ".cache/demo-store"), "--model", join(ROOT, "examples/models/stories260K.gguf"), "--port", "0", "--metrics-port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+/** The demo corpus in a store of its own: the server scraped must serve something, and no earlier run is assumed. */
+function demoStore(dir) {
+  const store = join(dir, "store");
+  execFileSync(process.execPath, [CLI, "ingest", join(ROOT, "examples/demo-corpus/corpus.jsonl"), "--store", store], { stdio: ["ignore", "ignore", "inherit"] });
+  return store;
+}
+
+async function scrapeCost(store) {
+  const child = spawn(process.execPath, [CLI, "serve", "--store", store, "--model", join(ROOT, "examples/models/stories260K.gguf"), "--port", "0", "--metrics-port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
+  let err = "";
   child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err = (err + d).slice(-4000)));
   const deadline = Date.now() + 60_000;
   while (!/metrics on (\S+)\/metrics/.test(out) || !/listening on/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`serve did not start: ${out}`);
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`serve did not start: ${out}${err}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const url = `http://${/metrics on (\S+)\/metrics/.exec(out)[1]}/metrics`;
@@ -86,6 +96,12 @@ async function spanCost() {
 }
 
 const run = { ...describeRun(), command: "node packages/bench/scripts/telemetry-unit-cost.mjs" };
-const scrape = await scrapeCost();
+const dir = mkdtempSync(join(tmpdir(), "attr-rag-unit-cost-"));
+let scrape;
+try {
+  scrape = await scrapeCost(demoStore(dir));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
 const spans = await spanCost();
 process.stdout.write(`${JSON.stringify({ bench: "telemetry-unit-cost", scrape, spans, run })}\n`);

@@ -2,10 +2,9 @@
 import type { Command } from "commander";
 import { CONFIG_KEYS, ConfigError, flagName, loadConfig, USAGE_CODES, type GatewayConfig } from "@attr-rag/gateway";
 import { EngineArgumentError, ModelLoadError } from "@attr-rag/engine";
-import { ServiceError } from "@attr-rag/index";
+import { ServiceError, storeErrorAsInput } from "@attr-rag/index";
 import { NatsConnectError } from "@attr-rag/nats";
 import { CliError } from "./cliError.js";
-import { storeErrorToCli } from "./storeCli.js";
 
 export type ConfigKey = keyof GatewayConfig;
 
@@ -32,5 +31,5 @@ export function configFromOptions(options: Record<string, unknown>, keys: readon
 export function gatewayErrorToCli(err: unknown): unknown {
   if (err instanceof ServiceError) return new CliError(err.message, USAGE_CODES.has(err.code) ? 2 : 1, { cause: err });
   if (err instanceof ConfigError || err instanceof ModelLoadError || err instanceof EngineArgumentError || err instanceof NatsConnectError) return new CliError(err.message, 2, { cause: err });
-  return storeErrorToCli(err);
+  return storeErrorAsInput(err);
 }

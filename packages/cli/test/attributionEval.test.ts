@@ -1,8 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { evaluateExample, exhaustiveTopK, topK } from "../src/eval/attributionEval.js";
-import { RELATIONSHIP_KINDS, relationshipSets } from "../src/eval/relationshipSets.js";
+import { evaluateExample, exhaustiveTopK, RELATIONSHIP_KINDS, relationshipSets, topK } from "@attr-rag/eval";
 import { REPO_ROOT, runCli, TEST_MODEL } from "./helpers/runCli.js";
 
 describe("attr-rag eval attribution", () => {
@@ -41,7 +40,7 @@ describe("attr-rag eval attribution", () => {
     expect(relationshipSets("mixed", 6, 1).map((e) => e.kind)).toEqual([...RELATIONSHIP_KINDS, ...RELATIONSHIP_KINDS]);
     expect(() => relationshipSets("synergy", 1, 0, 5)).toThrow(/negatives must be 1..4/);
     // The script writes the same examples as JSON lines.
-    const lines = execFileSync(process.execPath, [join(REPO_ROOT, "tools/eval/relationship-sets.mjs"), "--kind", "synergy", "--sets", "4", "--seed", "7", "--negatives", "3"], { encoding: "utf8" });
+    const lines = execFileSync(process.execPath, [join(REPO_ROOT, "packages/eval/scripts/relationship-sets.mjs"), "--kind", "synergy", "--sets", "4", "--seed", "7", "--negatives", "3"], { encoding: "utf8" });
     expect(lines.trim().split("\n").map((l) => JSON.parse(l))).toEqual(relationshipSets("synergy", 4, 7, 3));
   });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChunkStore, DEFAULT_FUSION, fuseHits, hybridCandidates, type SearchHit } from "@attr-rag/index";
-import { parseKList, scoreRankings } from "../src/commands/eval.js";
+import { parseKList, scoreRankings } from "@attr-rag/eval";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 

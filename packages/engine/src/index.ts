@@ -81,6 +81,7 @@ export {
   ModelPullError,
 } from "./errors.js";
 export { defaultModelPath, listCachedNames, modelCacheDir, resolveModel, SHIPPED_MODEL_NAME, shippedModelPath, type Env } from "./models/modelLocator.js";
+export { loadModelArg } from "./models/loadModelArg.js";
 export { parseModelSource, type ModelSource } from "./models/modelSource.js";
 export { pullModel, type PullOptions, type PullProgress, type PullResult } from "./models/pullModel.js";
 export { describeModel, listCachedModels, type CachedModel, type PartialDownload } from "./models/cachedModels.js";

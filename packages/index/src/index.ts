@@ -87,3 +87,4 @@ export type {
   VectorRepairReport,
 } from "./types.js";
 export { storeSources } from "./indexMetrics.js";
+export { startEmbedder, storeErrorAsInput } from "./storeInput.js";

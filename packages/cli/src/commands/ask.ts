@@ -3,7 +3,6 @@ import type { Command } from "commander";
 import { remoteAsk, renderReport, runAsk, Runtime } from "@attr-rag/gateway";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
 import { AskPrinter } from "../ask/askPrinter.js";
-
 import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";

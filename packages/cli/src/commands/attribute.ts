@@ -4,7 +4,6 @@ import { AttributeRequest, AttributeResponse } from "@attr-rag/contracts";
 import { gatewayClient, remoteError, runAttribute, Runtime } from "@attr-rag/gateway";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
 import { attributionText } from "../ask/attributionText.js";
-
 import { CliError } from "../cliError.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli, type ConfigKey } from "../gatewayCli.js";
 import { positiveInt } from "../parseArgs.js";

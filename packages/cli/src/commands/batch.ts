@@ -7,7 +7,6 @@ import { hasEnded } from "@attr-rag/batch";
 import { addAskRequestOptions } from "../ask/askRequestOptions.js";
 import { batchLine, finishedOf, progressDetail, stateName, webhookStateName } from "../batch/batchProgressText.js";
 import { batchItemsFromJsonl, defaultsFromFlags } from "../batch/batchRows.js";
-
 import { RESULTS_FORMATS, ResultsFile, type ResultsFormat } from "../batch/resultsFile.js";
 
 const FORMAT_HELP = "results lines: rows (ours, docs/batches.md) or openai (the OpenAI Batch output shape)";

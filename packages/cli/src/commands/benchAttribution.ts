@@ -1,11 +1,11 @@
 import type { Command } from "commander";
 import { MAX_SAMPLES } from "@attr-rag/core";
 import { CliError } from "../cliError.js";
-import { loadModelArg } from "../modelCli.js";
 import { positiveInt } from "../parseArgs.js";
 import { progressBar } from "@attr-rag/telemetry";
 import { defaultCorpus } from "../defaultCorpus.js";
 import { describeRun, readBenchCorpus, runAttributionBench } from "@attr-rag/bench";
+import { loadModelArg } from "@attr-rag/engine";
 
 interface BenchAttributionFlags {
   model: string;

@@ -3,10 +3,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { defaultModelPath } from "@attr-rag/engine";
-import { ChunkStore, readDocuments } from "@attr-rag/index";
+import { ChunkStore, readDocuments, startEmbedder, storeErrorAsInput } from "@attr-rag/index";
 import { AskPrinter } from "../ask/askPrinter.js";
 import { CliError } from "../cliError.js";
-import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { abortOnSigint, askOnce, writeReport } from "./ask.js";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
@@ -32,7 +31,7 @@ export async function ingestDemoCorpus(storeDir: string, label = "demo", embedde
   const embedder = await startEmbedder(embedderSpec);
   try {
     const store = await ChunkStore.open(storeDir, { create: true, embedder: { id: embedder.id, dimensions: embedder.dimensions }, embed: (t) => embedder.embed(t) }).catch((err: unknown) => {
-      throw storeErrorToCli(err);
+      throw storeErrorAsInput(err);
     });
     try {
       let written = 0;
@@ -44,7 +43,7 @@ export async function ingestDemoCorpus(storeDir: string, label = "demo", embedde
           if (result.status !== "unchanged") written += result.chunkCount;
         }
       } catch (err) {
-        throw storeErrorToCli(err);
+        throw storeErrorAsInput(err);
       }
       process.stderr.write(`${label}: ${documents} documents in ${storeDir} (${written} chunks embedded now)\n`);
     } finally {

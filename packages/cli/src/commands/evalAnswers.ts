@@ -1,29 +1,29 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
-import type { AskEvent, AskRequest } from "@attr-rag/contracts";
-import { InputError, scoreAnswer } from "@attr-rag/core";
-import { remoteAsk, runAsk, Runtime, type GatewayConfig } from "@attr-rag/gateway";
-import type { Embedder } from "@attr-rag/index";
-import type { AskFlags } from "../ask/askRequestFromFlags.js";
-
-import { CliError } from "../cliError.js";
-import { parseAnswerMethods, DEFAULT_ANSWER_METHODS, requestFor } from "../eval/answers/answerMethods.js";
-import { readRows, rowKey, RowWriter, type AnswerRow } from "../eval/answers/answerRows.js";
-import { renderAnswersReport } from "../eval/answers/answersReport.js";
-import { formatAnswersTable, summarizeAnswers } from "../eval/answers/answersSummary.js";
-import { askOutcome } from "../eval/answers/askOutcome.js";
-import { loadBenchmark } from "../eval/answers/benchmark.js";
-import { httpJudge, judgeAnswer, localJudge, type Judge } from "../eval/answers/judges.js";
-import { retrievalDiagnostics, type RetrievalDiagnostics } from "../eval/answers/retrievalDiagnostics.js";
-import { addConfigOptions, configFromOptions, gatewayErrorToCli } from "../gatewayCli.js";
-import { positiveInt } from "../parseArgs.js";
-import { progressBar } from "@attr-rag/telemetry";
-import { startEmbedder, storeErrorToCli } from "../storeCli.js";
-import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
-import { formatDuration, ingestBenchmark } from "../eval/ingestBenchmark.js";
-import { addStrategyOptions } from "../ask/strategyOptions.js";
 import { describeRun } from "@attr-rag/bench";
+import { InputError, positiveInt } from "@attr-rag/core";
+import {
+  answerQuestions,
+  DEFAULT_ANSWER_METHODS,
+  formatAnswersTable,
+  httpJudge,
+  ingestBenchmark,
+  loadBenchmark,
+  localJudge,
+  parseAnswerMethods,
+  readRows,
+  requestFor,
+  writeAnswersSummary,
+  type AskFunction,
+  type Judge,
+} from "@attr-rag/eval";
+import { remoteAsk, runAsk, Runtime, type GatewayConfig } from "@attr-rag/gateway";
+import { startEmbedder, type Embedder } from "@attr-rag/index";
+import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
+import { addStrategyOptions } from "../ask/strategyOptions.js";
+import { addConfigOptions, configFromOptions, gatewayErrorToCli } from "../gatewayCli.js";
+import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
 
 interface EvalAnswersOptions extends AskFlags, Record<string, unknown> {
   benchmark: string;
@@ -47,11 +47,6 @@ interface EvalAnswersOptions extends AskFlags, Record<string, unknown> {
   model?: string;
   embedder?: string;
 }
-
-/** A run stops after this many Asks in a row failed: something is wrong with the setup, not one question. */
-export const MAX_CONSECUTIVE_FAILURES = 5;
-
-type AskFunction = (request: AskRequest, onEvent: (e: AskEvent) => void, signal: AbortSignal) => Promise<void>;
 
 
 /**
@@ -86,29 +81,29 @@ function checkResume(path: string, settings: Record<string, unknown>): void {
   try {
     previous = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
   } catch (err) {
-    throw new CliError(`--resume: cannot read ${path} (${(err as Error).message}); it records the settings of the run to continue`, 2, { cause: err });
+    throw new InputError(`--resume: cannot read ${path} (${(err as Error).message}); it records the settings of the run to continue`, 2, { cause: err });
   }
   const differ = Object.keys(settings).filter((k) => JSON.stringify(previous[k]) !== JSON.stringify(settings[k]));
   if (differ.length > 0) {
     const what = differ.map((k) => `${k}: was ${JSON.stringify(previous[k])}, now ${JSON.stringify(settings[k])}`).join("; ");
-    throw new CliError(`--resume: the settings differ from the run in ${path} (${what}); use the same flags, or another --out for a new run`, 2);
+    throw new InputError(`--resume: the settings differ from the run in ${path} (${what}); use the same flags, or another --out for a new run`, 2);
   }
 }
 
 async function openJudge(o: EvalAnswersOptions, config: GatewayConfig | undefined): Promise<Judge | undefined> {
-  if (o.judge !== undefined && o.judgeUrl !== undefined) throw new CliError("--judge (a local GGUF) and --judge-url (an HTTP endpoint) exclude each other; pick one", 2);
+  if (o.judge !== undefined && o.judgeUrl !== undefined) throw new InputError("--judge (a local GGUF) and --judge-url (an HTTP endpoint) exclude each other; pick one", 2);
   if (o.judgeUrl !== undefined) {
-    if (o.judgeModel === undefined) throw new CliError("--judge-url needs --judge-model (the model name the endpoint serves)", 2);
+    if (o.judgeModel === undefined) throw new InputError("--judge-url needs --judge-model (the model name the endpoint serves)", 2);
     return httpJudge(o.judgeUrl, o.judgeModel, o.judgeKeyEnv);
   }
-  if (o.judgeModel !== undefined || o.judgeKeyEnv !== undefined) throw new CliError("--judge-model and --judge-key-env go with --judge-url", 2);
+  if (o.judgeModel !== undefined || o.judgeKeyEnv !== undefined) throw new InputError("--judge-model and --judge-key-env go with --judge-url", 2);
   if (o.judge === undefined) return undefined;
   const contextSize = positiveInt("--judge-context", o.judgeContext);
   // The judge runs where the generator would: on the GPU with --gpu-layers (a 7B judge on CPU is very slow).
   let gpuLayers = config?.gpuLayers ?? 0;
   if (config === undefined && typeof o.gpuLayers === "string") {
     gpuLayers = Number(o.gpuLayers);
-    if (!/^-?\d+$/.test(o.gpuLayers) || gpuLayers < -1) throw new CliError(`--gpu-layers must be an integer ≥ -1 (-1 = all), got "${o.gpuLayers}"`, 2);
+    if (!/^-?\d+$/.test(o.gpuLayers) || gpuLayers < -1) throw new InputError(`--gpu-layers must be an integer ≥ -1 (-1 = all), got "${o.gpuLayers}"`, 2);
   }
   const threads = config !== undefined && config.threads > 0 ? config.threads : typeof o.threads === "string" ? positiveInt("--threads", o.threads) : undefined;
   return localJudge(o.judge, { contextSize, gpuLayers, ...(threads !== undefined ? { threads } : {}) });
@@ -163,14 +158,14 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
     const limit = o.limit !== undefined ? positiveInt("--limit", o.limit) : undefined;
     const questions = benchmark.questions.slice(0, limit);
     const seed = Number(o.seed);
-    if (!/^\d+$/.test(o.seed) || !Number.isSafeInteger(seed)) throw new CliError(`--seed must be an integer ≥ 0, got "${o.seed}"`, 2);
+    if (!/^\d+$/.test(o.seed) || !Number.isSafeInteger(seed)) throw new InputError(`--seed must be an integer ≥ 0, got "${o.seed}"`, 2);
     // Every flag is checked before the judge, the corpus or the model is touched.
-    for (const m of methods) requestFor(m, questions[0]!.question, o, "eval-check");
+    for (const m of methods) requestFor(m, askRequestFromFlags(questions[0]!.question, { ...o, requestId: "eval-check" }));
     const out = o.out ?? join(".cache/eval", basename(resolve(o.benchmark)));
     const rowsPath = join(out, "rows.jsonl");
     const settingsPath = join(out, "run.json");
     const hasRows = existsSync(rowsPath) && statSync(rowsPath).size > 0;
-    if (!o.resume && hasRows) throw new CliError(`--out ${out} already holds rows.jsonl; pass --resume to continue that run, or choose another --out`, 2);
+    if (!o.resume && hasRows) throw new InputError(`--out ${out} already holds rows.jsonl; pass --resume to continue that run, or choose another --out`, 2);
     let config: GatewayConfig | undefined;
     if (o.server === undefined) {
       if (o.store === undefined) o.store = join(out, "store");
@@ -186,7 +181,6 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
       writeFileSync(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const previous = readRows(rowsPath, log);
-      const done = new Set(previous.map((r) => rowKey(r.question_id, r.method)));
 
       let runtime: Runtime | undefined;
       let embedder: Embedder;
@@ -212,130 +206,48 @@ export function registerEvalAnswersCommand(evalCmd: Command): void {
         notes.push("Asks ran on a gateway (--server); retrieval diagnostics need the corpus in a local store and were skipped.");
       }
 
-      const writer = new RowWriter(rowsPath);
       const controller = new AbortController();
       const stop = abortOnSigint(controller);
-      const bar = progressBar("eval answers");
-      const errorsPath = join(out, "errors.jsonl");
-      let failures = 0;
-      let consecutive = 0;
-      let diagnostics: RetrievalDiagnostics | undefined;
+      let result: Awaited<ReturnType<typeof answerQuestions>>;
       try {
-        const total = questions.length * methods.length;
-        const todo = questions.flatMap((q, qi) => methods.map((m, mi) => ({ q, qi, m, mi }))).filter(({ q, m }) => !done.has(rowKey(q.id, m.name)));
-        if (done.size > 0) log(`eval: resuming: ${total - todo.length} of ${total} rows already in ${rowsPath}`);
-        const goldVectors = new Map<string, Float32Array>();
-        const loopStart = performance.now();
-        let finished = 0;
-        for (const { q, qi, m, mi } of todo) {
-          if (controller.signal.aborted) break;
-          const events: AskEvent[] = [];
-          const t0 = performance.now();
-          try {
-            await ask(requestFor(m, q.question, o, `eval-q${qi}-m${mi}`), (e) => events.push(e), controller.signal);
-            const outcome = askOutcome(events);
-            const harnessMs = performance.now() - t0;
-            // The gold answer is the same for every method: embed it once per question.
-            let referenceVector = goldVectors.get(q.id);
-            if (referenceVector === undefined) {
-              referenceVector = (await embedder.embed([q.answer]))[0]!;
-              goldVectors.set(q.id, referenceVector);
-            }
-            const [answerVector] = await embedder.embed([outcome.answer.trim() === "" ? " " : outcome.answer]);
-            const verdict = judge !== undefined ? await judgeAnswer(judge, q.question, q.answer, outcome.answer, controller.signal) : undefined;
-            const row: AnswerRow = {
-              question_id: q.id,
-              method: m.name,
-              answer: outcome.answer,
-              context_ids: outcome.contextIds,
-              metrics: scoreAnswer(outcome.answer, q.answer, { answer: answerVector!, reference: referenceVector }),
-              timings: { ...outcome.timings, harness_ms: Math.round(harnessMs * 10) / 10 },
-              ...(outcome.warnings.length > 0 ? { warnings: outcome.warnings } : {}),
-              ...(verdict !== undefined ? { judge: verdict } : {}),
-            };
-            writer.append(row);
-            previous.push(row);
-            consecutive = 0;
-          } catch (err) {
-            if (controller.signal.aborted) break;
-            if (err instanceof InputError && err.exitCode === 2 && err.message.startsWith("judge ")) throw err;
+        result = await answerQuestions({
+          questions,
+          methods,
+          request: (m, q, requestId) => requestFor(m, askRequestFromFlags(q.question, { ...o, requestId })),
+          ask,
+          embedder,
+          judge,
+          out,
+          previous,
+          store: runtime?.local!.store,
+          corpusPath: benchmark.corpusPath,
+          describeError: (err) => {
             const mapped = gatewayErrorToCli(err);
-            const message = mapped instanceof Error ? mapped.message : String(mapped);
-            failures++;
-            consecutive++;
-            writeFileSync(errorsPath, `${JSON.stringify({ question_id: q.id, method: m.name, error: message })}\n`, { flag: "a" });
-            log(`eval: question ${q.id}, ${m.name}: ${message} (recorded in ${errorsPath}; continuing)`);
-            if (consecutive >= MAX_CONSECUTIVE_FAILURES) {
-              throw new CliError(`${MAX_CONSECUTIVE_FAILURES} Asks in a row failed, the last with: ${message}; fix the setup and continue with --resume`, 1);
-            }
-          }
-          finished++;
-          const elapsed = performance.now() - loopStart;
-          const eta = (elapsed / finished) * (todo.length - finished);
-          bar.update(total - todo.length + finished, total, `rows · ${q.id} ${m.name} · ETA ${formatDuration(eta)}`);
-        }
-        bar.done();
-        if (controller.signal.aborted) throw new CliError(`interrupted; ${previous.length} rows are in ${rowsPath}: continue with --resume`, 130);
-        if (runtime !== undefined) {
-          try {
-            diagnostics = await retrievalDiagnostics(runtime.local!.store, embedder, questions, benchmark.corpusPath);
-            if (diagnostics === undefined) notes.push("No question has gold documents in the store: no retrieval diagnostics.");
-          } catch (err) {
-            // The rows are the expensive part: a diagnostics failure must not cost the summary.
-            const message = (storeErrorToCli(err) as Error).message;
-            notes.push(`Retrieval diagnostics failed: ${message}`);
-            log(`eval: retrieval diagnostics failed (${message}); the summary is written without them`);
-          }
-        }
+            return mapped instanceof Error ? mapped.message : String(mapped);
+          },
+          notes,
+          log,
+          signal: controller.signal,
+        });
       } finally {
         stop();
-        writer.close();
       }
-
-      const wanted = new Set(questions.map((q) => q.id));
-      const rows = previous.filter((r) => wanted.has(r.question_id));
-      if (rows.length === 0) throw new CliError(`no rows to summarise in ${rowsPath}: every Ask failed (see ${errorsPath})`, 1);
-      const summary = summarizeAnswers(rows, methods.map((m) => m.name), seed);
-      const short = methods.filter((m) => (summary.methods[m.name]?.questions ?? 0) < questions.length).map((m) => `${m.name} (${summary.methods[m.name]?.questions ?? 0} of ${questions.length})`);
-      if (short.length > 0) {
-        const line = `Not every question has a row for: ${short.join(", ")}; the failed Asks are in ${errorsPath}. Means are over the rows present; wins only over questions every method answered.`;
-        notes.push(line);
-        log(`eval: warning: ${line}`);
-      }
-      const wallMs = performance.now() - started;
-      const report = {
-        benchmark: resolve(o.benchmark),
-        questions: questions.length,
-        rows: rows.length,
-        failed_asks_this_run: failures,
+      const { report, summary } = writeAnswersSummary({
+        benchmark: o.benchmark,
+        questions,
+        methods,
+        rows: previous,
+        out,
+        seed,
+        ...result,
         notes,
-        target: settings.target,
-        judge: judge?.id ?? null,
-        wall_ms_this_run: Math.round(wallMs),
-        asks_ms_total: Math.round(rows.reduce((s, r) => s + (r.timings["harness_ms"] ?? 0), 0)),
-        ...summary,
-        ...(diagnostics !== undefined ? { retrieval_diagnostics: diagnostics } : {}),
+        target: settings.target as string,
+        judge,
+        wallMs: performance.now() - started,
         run,
-      };
-      writeFileSync(join(out, "summary.json"), `${JSON.stringify(report, null, 2)}\n`);
-      if (o.report !== undefined) {
-        const facts: Record<string, string> = {
-          benchmark: `${report.benchmark} (${questions.length} questions)`,
-          answers: settings.target as string,
-          judge: judge?.id ?? "none",
-          methods: methods.map((m) => m.name).join(", "),
-          rows: String(rows.length),
-          "wall time (this run)": formatDuration(wallMs),
-          code: `${run.commit ?? "unknown commit"}${run.dirty ? " + uncommitted changes" : ""}`,
-        };
-        try {
-          writeFileSync(o.report, renderAnswersReport({ summary, ...(diagnostics !== undefined ? { diagnostics } : {}), facts, notes }));
-        } catch (err) {
-          throw new CliError(`--report: cannot write ${o.report}: ${(err as Error).message}`, 1, { cause: err });
-        }
-        log(`eval: report written to ${o.report}`);
-      }
-      log(`eval: ${rows.length} rows in ${rowsPath}; summary in ${join(out, "summary.json")}; ${formatDuration(wallMs)}${failures > 0 ? `; ${failures} Asks failed (${errorsPath})` : ""}`);
+        report: o.report,
+        log,
+      });
       process.stdout.write(o.json ? `${JSON.stringify(report)}\n` : formatAnswersTable(summary));
     } finally {
       await release?.();

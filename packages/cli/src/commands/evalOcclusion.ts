@@ -1,21 +1,23 @@
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import type { AskEvent } from "@attr-rag/contracts";
-import { APPROXIMATE_STRATEGIES, EXACT_STRATEGIES } from "@attr-rag/engine";
+import { describeRun } from "@attr-rag/bench";
+import { InputError, positiveInt } from "@attr-rag/core";
+import {
+  APPROXIMATE_EVAL_STRATEGIES,
+  compareStrategies,
+  formatDuration,
+  ingestBenchmark,
+  loadQuestions,
+  occlusionEvalText,
+  parseStrategies,
+  renderOcclusionReport,
+  summarizeStrategy,
+} from "@attr-rag/eval";
 import { runAsk, Runtime } from "@attr-rag/gateway";
 import { askRequestFromFlags, type AskFlags } from "../ask/askRequestFromFlags.js";
 import { addApproximateOptions } from "../ask/strategyOptions.js";
-import { CliError } from "../cliError.js";
-import { occlusionOutcome, type OcclusionOutcome } from "../eval/occlusion/occlusionOutcome.js";
-import { renderOcclusionReport } from "../eval/occlusion/occlusionReport.js";
-import { compareWithExact, summarizeStrategy, type QuestionComparison, type StrategySummary } from "../eval/occlusion/occlusionSummary.js";
 import { addConfigOptions, configFromOptions, gatewayErrorToCli } from "../gatewayCli.js";
-import { positiveInt } from "../parseArgs.js";
-import { progressBar } from "@attr-rag/telemetry";
 import { abortOnSigint, EMBEDDED_KEYS } from "./ask.js";
-import { loadQuestions } from "../eval/evalInputs.js";
-import { formatDuration, ingestBenchmark } from "../eval/ingestBenchmark.js";
-import { describeRun } from "@attr-rag/bench";
 
 interface EvalOcclusionOptions extends AskFlags {
   questions: string;
@@ -27,35 +29,6 @@ interface EvalOcclusionOptions extends AskFlags {
   store?: string;
   embedder?: string;
   [key: string]: unknown;
-}
-
-const APPROXIMATE = [...APPROXIMATE_STRATEGIES, "screen"] as readonly string[];
-const ALL = [...EXACT_STRATEGIES, ...APPROXIMATE] as readonly string[];
-
-function parseStrategies(list: string): { reference: string; approximate: string[] } {
-  const names = list.split(",").map((s) => s.trim()).filter(Boolean);
-  const unknown = names.filter((n) => !ALL.includes(n));
-  if (unknown.length > 0) throw new CliError(`--strategies: unknown ${unknown.join(", ")}; use ${ALL.join(", ")}`, 2);
-  const exact = names.filter((n) => !APPROXIMATE.includes(n));
-  const approximate = names.filter((n) => APPROXIMATE.includes(n));
-  if (exact.length !== 1) throw new CliError(`--strategies needs exactly one exact strategy as the reference (${EXACT_STRATEGIES.join(", ")}), got ${exact.length}`, 2);
-  if (approximate.length === 0) throw new CliError(`--strategies needs at least one approximate strategy (${APPROXIMATE.join(", ")})`, 2);
-  return { reference: exact[0]!, approximate: [...new Set(approximate)] };
-}
-
-export function formatOcclusionTable(reference: string, summaries: readonly StrategySummary[]): string {
-  const lines = [
-    `reference: ${reference} (exact)`,
-    "strategy (APPROXIMATE)   questions  same selection  kept Jaccard  α Spearman  work ÷ exact  time ÷ exact  screened",
-  ];
-  for (const s of summaries) {
-    lines.push(
-      `${s.strategy.padEnd(24)} ${String(s.questions).padStart(9)}  ${`${(100 * s.selection_agreement).toFixed(0)} %`.padStart(14)}  ${s.mean_kept_jaccard.toFixed(3).padStart(12)}  ` +
-        `${(s.mean_alpha_spearman === null ? "–" : s.mean_alpha_spearman.toFixed(3)).padStart(10)}  ${s.work_ratio.toFixed(3).padStart(12)}  ${s.time_ratio.toFixed(3).padStart(12)}  ` +
-        `${(s.strategy === "screen" ? `${(100 * s.screened_fraction).toFixed(0)} %` : "–").padStart(8)}`,
-    );
-  }
-  return lines.join("\n");
 }
 
 export function registerEvalOcclusionCommand(evalCmd: Command): void {
@@ -89,7 +62,7 @@ export function registerEvalOcclusionCommand(evalCmd: Command): void {
     const { reference, approximate } = parseStrategies(o.strategies);
     const limit = o.limit !== undefined ? positiveInt("--limit", o.limit) : undefined;
     const questions = (await loadQuestions(o.questions)).slice(0, limit);
-    if (questions.length === 0) throw new CliError(`--questions ${o.questions} has no questions`, 2);
+    if (questions.length === 0) throw new InputError(`--questions ${o.questions} has no questions`, 2);
     // The recompute windows belong to the approximate runs only, the screen flags to screen; the reference runs
     // exactly as `ask` would.
     const flagsFor = (strategy: string): AskFlags => {
@@ -97,7 +70,7 @@ export function registerEvalOcclusionCommand(evalCmd: Command): void {
       const windows = { ...(recomputeGap !== undefined ? { recomputeGap } : {}), ...(recomputeTail !== undefined ? { recomputeTail } : {}) };
       const screen = { ...(screenTopK !== undefined ? { screenTopK } : {}), ...(screenThreshold !== undefined ? { screenThreshold } : {}), ...(screenRegenerate !== undefined ? { screenRegenerate } : {}) };
       if (strategy === "screen") return { ...rest, ...windows, ...screen, strategy };
-      return APPROXIMATE.includes(strategy) ? { ...rest, ...windows, strategy } : { ...rest, strategy };
+      return APPROXIMATE_EVAL_STRATEGIES.includes(strategy) ? { ...rest, ...windows, strategy } : { ...rest, strategy };
     };
     // Flags are checked before the store or the model is opened.
     for (const s of [reference, ...approximate]) askRequestFromFlags(questions[0]!.question, flagsFor(s));
@@ -109,39 +82,26 @@ export function registerEvalOcclusionCommand(evalCmd: Command): void {
     });
     const controller = new AbortController();
     const stop = abortOnSigint(controller);
-    const bar = progressBar("eval occlusion");
-    const comparisons: QuestionComparison[] = [];
-    const failures: { question_id: string; strategy: string; error: string }[] = [];
+    let compared: Awaited<ReturnType<typeof compareStrategies>>;
     try {
-      const total = questions.length * (1 + approximate.length);
-      let done = 0;
-      for (const [qi, q] of questions.entries()) {
-        let current = reference;
-        const once = async (strategy: string): Promise<OcclusionOutcome> => {
-          current = strategy;
-          const events: AskEvent[] = [];
-          await runAsk(runtime, askRequestFromFlags(q.question, { ...flagsFor(strategy), requestId: `eval-occ-${q.id}-${strategy}` }), (e) => events.push(e), controller.signal);
-          bar.update(++done, total, `${q.id} ${strategy}`);
-          return occlusionOutcome(events);
-        };
-        try {
-          const exact = await once(reference);
-          for (const s of approximate) comparisons.push(compareWithExact(q.id, s, exact, await once(s)));
-        } catch (err) {
-          if (controller.signal.aborted) throw new CliError("interrupted", 130, { cause: err });
+      compared = await compareStrategies({
+        questions,
+        reference,
+        approximate,
+        request: (strategy, q, requestId) => askRequestFromFlags(q.question, { ...flagsFor(strategy), requestId }),
+        ask: (request, onEvent, signal) => runAsk(runtime, request, onEvent, signal),
+        describeError: (err) => {
           const mapped = gatewayErrorToCli(err);
-          const message = mapped instanceof Error ? mapped.message : String(mapped);
-          failures.push({ question_id: q.id, strategy: current, error: message });
-          log(`eval occlusion: question ${q.id}, ${current}: ${message} (question skipped)`);
-          done = (qi + 1) * (1 + approximate.length);
-        }
-      }
-      bar.done();
+          return mapped instanceof Error ? mapped.message : String(mapped);
+        },
+        log,
+        signal: controller.signal,
+      });
     } finally {
       stop();
       await runtime.dispose();
     }
-    if (comparisons.length === 0) throw new CliError(`no question could be compared (${failures.length} failed; the first: ${failures[0]?.error ?? "?"})`, 1);
+    const { comparisons, failures } = compared;
     const summaries = approximate.map((s) => summarizeStrategy(s, comparisons));
     const result = { reference, strategies: summaries, questions: comparisons, failures, run };
     if (o.report !== undefined) {
@@ -154,18 +114,9 @@ export function registerEvalOcclusionCommand(evalCmd: Command): void {
       try {
         writeFileSync(o.report, renderOcclusionReport(reference, summaries, facts));
       } catch (err) {
-        throw new CliError(`--report: cannot write ${o.report}: ${(err as Error).message}`, 1, { cause: err });
+        throw new InputError(`--report: cannot write ${o.report}: ${(err as Error).message}`, 1, { cause: err });
       }
     }
-    if (o.json) {
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-      return;
-    }
-    console.log(formatOcclusionTable(reference, summaries));
-    for (const s of summaries) {
-      const d = Object.entries(s.mean_abs_delta_alpha).map(([m, v]) => `${m.replace("ATTRIBUTION_METRIC_", "").toLowerCase()} ${v.toFixed(3)}`).join(", ");
-      console.log(`${s.strategy}: mean |Δα| ${d}`);
-    }
-    if (failures.length > 0) console.log(`${failures.length} question(s) failed and were skipped (see stderr)`);
+    process.stdout.write(o.json ? `${JSON.stringify(result)}\n` : `${occlusionEvalText(reference, summaries, failures).join("\n")}\n`);
   });
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { IndexServiceServer } from "@attr-rag/contracts";
-import { ChunkStore, createIndexServiceOverNats, DEFAULT_LAG_LIMITS, LocalIndex, LogTrimmedError, UnknownLogEntryError, serveIndexOverNats, startIndexReplica, startIndexServer, StoreNotFoundError, storeSources, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
+import { ChunkStore, createIndexServiceOverNats, DEFAULT_LAG_LIMITS, LocalIndex, LogTrimmedError, serveIndexOverNats, startEmbedder, startIndexReplica, startIndexServer, storeErrorAsInput, StoreNotFoundError, storeSources, UnknownLogEntryError, type Embedder, type IndexReplica, type IndexServerHandle } from "@attr-rag/index";
 import { ConnectionWatch, type NatsConnection, type Service } from "@attr-rag/nats";
 import { NatsEngine, WorkerEmbedder } from "@attr-rag/worker";
 import { CliError } from "../cliError.js";
@@ -8,7 +8,6 @@ import { addNatsOptions, connectNatsCli, natsOptions, type NatsFlags } from "../
 import { cliShardSpec, nonNegativeInt, positiveInt, positiveNumber } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
 import { lineLog, logger, withoutCredentials } from "@attr-rag/telemetry";
-import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
 interface IndexServeOptions extends NatsFlags {
   store: string;
@@ -80,14 +79,14 @@ export function registerIndexServeCommand(program: Command): void {
         if (err instanceof StoreNotFoundError) {
           throw new CliError(`no store at ${o.store}; build one with \`attr-rag ingest --store ${o.store} FILE...\`, or add --create to serve an empty one`, 2, { cause: err });
         }
-        throw storeErrorToCli(err);
+        throw storeErrorAsInput(err);
       });
       // A shard's store answers for its shard only: served as a whole index it would be one.
       if (shard === undefined) {
         try {
           store.replica.assertUnsharded("serving it without --shard", store.path, "Serve it with --nats URL --shard {shard}.");
         } catch (err) {
-          throw storeErrorToCli(err);
+          throw storeErrorAsInput(err);
         }
       }
       if (searchThreads > 0) await store.useSearchThreads(searchThreads);
@@ -109,7 +108,7 @@ export function registerIndexServeCommand(program: Command): void {
           // Caught up with the shard's ingest log before answering anything.
           replica = await startIndexReplica(nc, ctx, shard, { log, maxLag }).catch((err: unknown) => {
             if (err instanceof LogTrimmedError || err instanceof UnknownLogEntryError) throw new CliError(err.message, 2, { cause: err });
-            throw storeErrorToCli(err);
+            throw storeErrorAsInput(err);
           });
           const forward = createIndexServiceOverNats(replica.writes, nc);
           writes = { ingestDocuments: forward.ingestDocuments, deleteDocument: forward.deleteDocument };

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import { snapshotStore } from "@attr-rag/index";
-import { storeErrorToCli } from "../storeCli.js";
+import { snapshotStore, storeErrorAsInput } from "@attr-rag/index";
 
 /**
  * `attr-rag index snapshot`: a copy of a store (a running replica's included) to start a new replica from,
@@ -25,7 +24,7 @@ export function registerIndexSnapshotCommand(program: Command): void {
     .requiredOption("--out <dir>", "a new (or empty) directory for the copy")
     .action(async (o: { store: string; out: string }) => {
       const snapshot = await snapshotStore(o.store, o.out).catch((err: unknown) => {
-        throw storeErrorToCli(err);
+        throw storeErrorAsInput(err);
       });
       process.stdout.write(
         `snapshot of ${o.store} in ${o.out}: ${snapshot.documents} documents${snapshot.shard !== undefined ? `, shard ${snapshot.shard}, ingest log applied up to ${snapshot.applied}` : ""}\n`,

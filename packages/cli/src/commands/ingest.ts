@@ -1,7 +1,6 @@
 import type { Command } from "commander";
-import { ChunkStore, DEFAULT_MAX_FILE_BYTES, measureSources, readDocuments, type Embedder, type UpsertStatus } from "@attr-rag/index";
+import { ChunkStore, DEFAULT_MAX_FILE_BYTES, measureSources, readDocuments, startEmbedder, storeErrorAsInput, type Embedder, type UpsertStatus } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
-import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 import { cliShardSpec, parseQuantization, positiveInt } from "../parseArgs.js";
 import { shardOf, type ShardSpec } from "@attr-rag/core";
 import { progressBar } from "@attr-rag/telemetry";
@@ -53,7 +52,7 @@ export function registerIngestCommand(program: Command): void {
           ...(maxChars ? { chunker: { maxChars } } : {}),
           ...(quantization ? { quantization } : {}),
         }).catch((err: unknown) => {
-          throw storeErrorToCli(err);
+          throw storeErrorAsInput(err);
         });
         try {
           // A store that follows an ingest log changes only through it; one that holds a shard only by --shard.
@@ -62,7 +61,7 @@ export function registerIngestCommand(program: Command): void {
             if (shard === undefined) store.replica.assertUnsharded("plain ingest", store.path, "Ingest with --shard {shard}.");
             else store.replica.claimShard(shard.shard, shard.shards, store.path);
           } catch (err) {
-            throw storeErrorToCli(err);
+            throw storeErrorAsInput(err);
           }
           const counts = await ingestPaths(store, embedder, paths, maxFileBytes, shard);
           const stats = store.stats();

@@ -1,10 +1,9 @@
 import type { Command } from "commander";
-import { ChunkStore, MAX_K, StoreNotFoundError, USE_LITE_ID, type Embedder, type SearchHit } from "@attr-rag/index";
+import { ChunkStore, MAX_K, startEmbedder, storeErrorAsInput, StoreNotFoundError, USE_LITE_ID, type Embedder, type SearchHit } from "@attr-rag/index";
 import { CliError } from "../cliError.js";
 import { InputError, parseJsonLines, stringField } from "@attr-rag/core";
 import { positiveInt } from "../parseArgs.js";
 import { readStdin } from "../readStdin.js";
-import { startEmbedder, storeErrorToCli } from "../storeCli.js";
 
 const MODES = ["dense", "bm25", "hybrid"] as const;
 type Mode = (typeof MODES)[number];
@@ -86,7 +85,7 @@ export function registerSearchCommand(program: Command): void {
         if (err instanceof StoreNotFoundError) {
           throw new CliError(`no store at ${o.store}: ${err.message.split(";")[0]}; build one with \`attr-rag ingest --store ${o.store} FILE...\``, 2, { cause: err });
         }
-        throw storeErrorToCli(err);
+        throw storeErrorAsInput(err);
       });
       let embedder: Embedder | undefined;
       try {
@@ -108,7 +107,7 @@ export function registerSearchCommand(program: Command): void {
                   ? store.searchDense(vectors[i]!, { k })
                   : store.searchHybrid(q.question, vectors[i]!, { k });
           } catch (err) {
-            const cli = storeErrorToCli(err);
+            const cli = storeErrorAsInput(err);
             if (cli instanceof InputError) throw new CliError(`query "${q.id}": ${cli.message}`, cli.exitCode, { cause: err });
             throw err;
           }

@@ -2,9 +2,7 @@
 // OpenAI-compatible chat endpoint. Both get the same messages and the same one retry; a verdict records what
 // could not be read as missing (core's parseJudgeReply), never as a score.
 import { betterVerdict, InputError, JUDGE_RETRY_MESSAGE, judgeMessages, parseJudgeReply, type ChatMessage, type JudgeVerdict } from "@attr-rag/core";
-import { EngineLimitError, type EngineContext, type Model } from "@attr-rag/engine";
-import { CliError } from "../../cliError.js";
-import { loadModelArg } from "../../modelCli.js";
+import { EngineLimitError, loadModelArg, type EngineContext, type Model } from "@attr-rag/engine";
 
 /** One chat completion: the judge's reply text to `messages`. */
 export type ChatFunction = (messages: readonly ChatMessage[], signal: AbortSignal) => Promise<string>;
@@ -84,13 +82,13 @@ export function httpJudge(url: string, model: string, keyEnv: string | undefined
   try {
     base = new URL(url.endsWith("/") ? url : `${url}/`);
   } catch {
-    throw new CliError(`--judge-url: "${url}" is not a URL; give the API base, e.g. http://127.0.0.1:8080/v1`, 2);
+    throw new InputError(`--judge-url: "${url}" is not a URL; give the API base, e.g. http://127.0.0.1:8080/v1`, 2);
   }
-  if (base.protocol !== "http:" && base.protocol !== "https:") throw new CliError(`--judge-url must be http(s), got ${base.protocol}`, 2);
+  if (base.protocol !== "http:" && base.protocol !== "https:") throw new InputError(`--judge-url must be http(s), got ${base.protocol}`, 2);
   let key: string | undefined;
   if (keyEnv !== undefined) {
     key = process.env[keyEnv];
-    if (key === undefined || key === "") throw new CliError(`--judge-key-env ${keyEnv}: that environment variable is not set (or empty); export it with the API key`, 2);
+    if (key === undefined || key === "") throw new InputError(`--judge-key-env ${keyEnv}: that environment variable is not set (or empty); export it with the API key`, 2);
   }
   const endpoint = new URL("chat/completions", base).toString();
   return {
@@ -105,7 +103,7 @@ export function httpJudge(url: string, model: string, keyEnv: string | undefined
       const body = await response.text();
       if (!response.ok) {
         const what = `${endpoint}: HTTP ${response.status} ${body.slice(0, 200)}`;
-        if (FATAL_HTTP.has(response.status)) throw new CliError(`judge ${what}; check --judge-url, --judge-model and --judge-key-env`, 2);
+        if (FATAL_HTTP.has(response.status)) throw new InputError(`judge ${what}; check --judge-url, --judge-model and --judge-key-env`, 2);
         throw new Error(what);
       }
       let content: unknown;

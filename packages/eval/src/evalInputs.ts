@@ -3,7 +3,6 @@
 import { createReadStream, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { readDocuments, type ChunkStore, type Embedder } from "@attr-rag/index";
-import { CliError } from "../cliError.js";
 import { progressBar } from "@attr-rag/telemetry";
 import { InputError } from "@attr-rag/core";
 
@@ -22,9 +21,9 @@ function checkReadableFile(option: string, path: string): void {
     isFile = statSync(path).isFile();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new CliError(`${option} ${path}: cannot read it (${code === "ENOENT" ? "no such file" : (code ?? (err as Error).message)})`, 2, { cause: err });
+    throw new InputError(`${option} ${path}: cannot read it (${code === "ENOENT" ? "no such file" : (code ?? (err as Error).message)})`, 2, { cause: err });
   }
-  if (!isFile) throw new CliError(`${option} ${path}: not a file`);
+  if (!isFile) throw new InputError(`${option} ${path}: not a file`);
 }
 
 /** Non-blank lines of a file with their 1-based numbers, streamed; JSON parse errors name the file and line. */
@@ -39,16 +38,16 @@ async function* jsonLinesOf(option: string, path: string): AsyncGenerator<{ line
       try {
         value = JSON.parse(raw);
       } catch (err) {
-        throw new CliError(`${option} ${path}: line ${line}: not valid JSON (${(err as Error).message})`, 2, { cause: err });
+        throw new InputError(`${option} ${path}: line ${line}: not valid JSON (${(err as Error).message})`, 2, { cause: err });
       }
       if (value === null || typeof value !== "object" || Array.isArray(value)) {
-        throw new CliError(`${option} ${path}: line ${line}: expected a JSON object, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`);
+        throw new InputError(`${option} ${path}: line ${line}: expected a JSON object, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`);
       }
       yield { line, value };
     }
   } catch (err) {
     if (err instanceof InputError) throw err;
-    throw new CliError(`${option} ${path}: cannot read it (${(err as Error).message})`, 2, { cause: err });
+    throw new InputError(`${option} ${path}: cannot read it (${(err as Error).message})`, 2, { cause: err });
   } finally {
     rl.close();
   }
@@ -63,20 +62,20 @@ export async function loadQuestions(path: string): Promise<EvalQuestion[]> {
     const obj = value as Record<string, unknown>;
     const question = obj["question"];
     if (typeof question !== "string") {
-      throw new CliError(`${where(line)}: field "question" must be a string, got ${question === undefined ? "nothing" : JSON.stringify(question)}`);
+      throw new InputError(`${where(line)}: field "question" must be a string, got ${question === undefined ? "nothing" : JSON.stringify(question)}`);
     }
-    if (question.trim() === "") throw new CliError(`${where(line)}: field "question" is empty`);
+    if (question.trim() === "") throw new InputError(`${where(line)}: field "question" is empty`);
     const rawId = obj["id"];
     if (rawId !== undefined && typeof rawId !== "string" && typeof rawId !== "number") {
-      throw new CliError(`${where(line)}: field "id" must be a string, got ${JSON.stringify(rawId)}`);
+      throw new InputError(`${where(line)}: field "id" must be a string, got ${JSON.stringify(rawId)}`);
     }
     const gold = obj["gold_doc_ids"] ?? [];
     if (!Array.isArray(gold) || gold.some((g) => typeof g !== "string")) {
-      throw new CliError(`${where(line)}: field "gold_doc_ids" must be an array of strings, got ${JSON.stringify(gold)}`);
+      throw new InputError(`${where(line)}: field "gold_doc_ids" must be an array of strings, got ${JSON.stringify(gold)}`);
     }
     out.push({ id: rawId === undefined ? `line ${line}` : String(rawId), line, question, gold: [...new Set(gold as string[])] });
   }
-  if (out.length === 0) throw new CliError(`--questions ${path}: no questions in it`);
+  if (out.length === 0) throw new InputError(`--questions ${path}: no questions in it`);
   return out;
 }
 
@@ -89,16 +88,16 @@ export async function scanCorpus(path: string): Promise<{ documents: number; ids
     const obj = value as Record<string, unknown>;
     for (const field of ["id", "text"]) {
       if (typeof obj[field] !== "string") {
-        throw new CliError(
+        throw new InputError(
           `--corpus ${path}: line ${line}: field "${field}" must be a string, got ${obj[field] === undefined ? "nothing" : JSON.stringify(obj[field])}`,
         );
       }
     }
-    if ((obj["id"] as string).trim() === "") throw new CliError(`--corpus ${path}: line ${line}: field "id" is empty`);
+    if ((obj["id"] as string).trim() === "") throw new InputError(`--corpus ${path}: line ${line}: field "id" is empty`);
     documents++;
     if ((obj["text"] as string).trim() !== "") ids.add(obj["id"] as string);
   }
-  if (documents === 0) throw new CliError(`--corpus ${path}: no documents in it`);
+  if (documents === 0) throw new InputError(`--corpus ${path}: no documents in it`);
   return { documents, ids };
 }
 
@@ -123,6 +122,6 @@ export async function ingestCorpus(store: ChunkStore, embedder: Embedder, path: 
     bar.update(Math.round(item.bytesRead / 1024), Math.max(1, Math.round(size / 1024)), `KB, ${written + unchanged} documents`);
   }
   bar.done();
-  if (problems.length > 0) throw new CliError(`--corpus ${path}: ${problems.join("; ")}`);
+  if (problems.length > 0) throw new InputError(`--corpus ${path}: ${problems.join("; ")}`);
   return { written, unchanged };
 }

@@ -1,5 +1,4 @@
-import { ChunkStore } from "@attr-rag/index";
-import { startEmbedder, storeErrorToCli } from "../storeCli.js";
+import { ChunkStore, startEmbedder, storeErrorAsInput } from "@attr-rag/index";
 import { ingestCorpus } from "./evalInputs.js";
 
 /** "42s", "3m07s", "1h05m": how long a run took, for progress lines. */
@@ -15,7 +14,7 @@ export async function ingestBenchmark(storeDir: string, embedderSpec: string, co
   const embedder = await startEmbedder(embedderSpec);
   try {
     const store = await ChunkStore.open(storeDir, { create: true, embedder: { id: embedder.id, dimensions: embedder.dimensions }, embed: (t) => embedder.embed(t) }).catch((err: unknown) => {
-      throw storeErrorToCli(err);
+      throw storeErrorAsInput(err);
     });
     try {
       const t0 = performance.now();

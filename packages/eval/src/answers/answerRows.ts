@@ -2,8 +2,7 @@
 // most the row in flight. --resume reads it back; a line cut off by the kill is dropped (and truncated away)
 // and that row is simply run again.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
-import { ANSWER_METRICS, type AnswerScores, type JudgeVerdict } from "@attr-rag/core";
-import { CliError } from "../../cliError.js";
+import { ANSWER_METRICS, InputError, type AnswerScores, type JudgeVerdict } from "@attr-rag/core";
 
 export interface AnswerRow {
   readonly question_id: string;
@@ -52,7 +51,7 @@ export function readRows(path: string, log: (line: string) => void): AnswerRow[]
         seen.add(key);
         rows.push(row);
       } catch (err) {
-        throw new CliError(`--resume: ${path}: line ${i + 1} is not a row (${(err as Error).message}); fix or remove it`, 2, { cause: err });
+        throw new InputError(`--resume: ${path}: line ${i + 1} is not a row (${(err as Error).message}); fix or remove it`, 2, { cause: err });
       }
     });
   if (duplicates > 0) log(`eval: ${path}: ${duplicates} duplicate row(s) (the same question and method twice: two runs on one --out?) ignored; the first of each is kept`);

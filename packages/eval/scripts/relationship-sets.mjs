@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Writes the synthetic relationship sets `attr-rag eval attribution` evaluates on, as JSON lines
 // ({id, kind, question, answer, passages: [{id, role, text}]}), so they can be read, reused or fed to
-// another tool. The generator is packages/cli/src/eval/relationshipSets.ts (build first: npm run build).
+// another tool. The generator is packages/eval/src/relationshipSets.ts (build first: npm run build).
 //
-//   node tools/eval/relationship-sets.mjs [--kind redundancy|complementarity|synergy|mixed] [--sets N] [--seed S] [--negatives 1-4]
+//   node packages/eval/scripts/relationship-sets.mjs [--kind redundancy|complementarity|synergy|mixed] [--sets N] [--seed S] [--negatives 1-4]
 import { parseArgs } from "node:util";
-import { relationshipSets, RELATIONSHIP_KINDS } from "../../packages/cli/dist/eval/relationshipSets.js";
+import { relationshipSets, RELATIONSHIP_KINDS } from "@attr-rag/eval";
 
 const { values } = parseArgs({
   options: { kind: { type: "string", default: "mixed" }, sets: { type: "string", default: "12" }, seed: { type: "string", default: "0" }, negatives: { type: "string", default: "4" } },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FusionSettings, SearchHit } from "@attr-rag/index";
-import { compareFusionScores, fusionGrid, scoreFusion, tuneFusion, type FusionScore, type TuneItem } from "../src/eval/tuneFusion.js";
+import { compareFusionScores, fusionGrid, scoreFusion, tuneFusion, type FusionScore, type TuneItem } from "../src/tuneFusion.js";
 
 const hit = (docId: string, score: number): SearchHit => ({ chunkId: `${docId}#0`, docId, ordinal: 0, start: 0, end: 1, text: docId, score });
 const DEPTH = { fetch: 90, depth: 30 };

@@ -2,8 +2,7 @@
 // read and checked before any model work, so a bad line fails in a second, not an hour into a run.
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { CliError } from "../../cliError.js";
-import { parseJsonLines } from "@attr-rag/core";
+import { InputError, parseJsonLines } from "@attr-rag/core";
 
 export interface BenchmarkQuestion {
   readonly id: string;
@@ -29,7 +28,7 @@ function requireFile(path: string, what: string): void {
   } catch {
     ok = false;
   }
-  if (!ok) throw new CliError(`--benchmark: ${path} is missing; a benchmark folder holds ${what} (SPEC section 5: corpus.jsonl and questions.jsonl)`, 2);
+  if (!ok) throw new InputError(`--benchmark: ${path} is missing; a benchmark folder holds ${what} (SPEC section 5: corpus.jsonl and questions.jsonl)`, 2);
 }
 
 const stringList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
@@ -45,25 +44,25 @@ export function loadBenchmark(dir: string): Benchmark {
   try {
     lines = parseJsonLines(readFileSync(questionsPath, "utf8"));
   } catch (err) {
-    throw new CliError(`--benchmark ${questionsPath}: ${(err as Error).message}`, 2, { cause: err });
+    throw new InputError(`--benchmark ${questionsPath}: ${(err as Error).message}`, 2, { cause: err });
   }
   const seen = new Map<string, number>();
   const questions = lines.map(({ line, value }): BenchmarkQuestion => {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) throw new CliError(`${where(line)}: expected a JSON object`, 2);
+    if (value === null || typeof value !== "object" || Array.isArray(value)) throw new InputError(`${where(line)}: expected a JSON object`, 2);
     const o = value as Record<string, unknown>;
     for (const field of ["id", "question", "answer"]) {
       if (typeof o[field] !== "string" || (o[field] as string).trim() === "") {
-        throw new CliError(`${where(line)}: field "${field}" must be a non-empty string, got ${o[field] === undefined ? "nothing" : JSON.stringify(o[field])}`, 2);
+        throw new InputError(`${where(line)}: field "${field}" must be a non-empty string, got ${o[field] === undefined ? "nothing" : JSON.stringify(o[field])}`, 2);
       }
     }
     const id = o["id"] as string;
     // Rows are keyed by question id: a duplicate would make --resume skip a question that was never asked.
-    if (seen.has(id)) throw new CliError(`${where(line)}: id "${id}" was already used on line ${seen.get(id)}; question ids must be unique`, 2);
+    if (seen.has(id)) throw new InputError(`${where(line)}: id "${id}" was already used on line ${seen.get(id)}; question ids must be unique`, 2);
     seen.set(id, line);
     const gold = o["gold_doc_ids"] ?? [];
     const spans = o["gold_spans"] ?? [];
-    if (!stringList(gold)) throw new CliError(`${where(line)}: field "gold_doc_ids" must be an array of strings`, 2);
-    if (!stringList(spans)) throw new CliError(`${where(line)}: field "gold_spans" must be an array of strings`, 2);
+    if (!stringList(gold)) throw new InputError(`${where(line)}: field "gold_doc_ids" must be an array of strings`, 2);
+    if (!stringList(spans)) throw new InputError(`${where(line)}: field "gold_spans" must be an array of strings`, 2);
     return {
       id,
       question: o["question"] as string,
@@ -73,6 +72,6 @@ export function loadBenchmark(dir: string): Benchmark {
       goldSpans: spans,
     };
   });
-  if (questions.length === 0) throw new CliError(`--benchmark ${questionsPath}: no questions in it`, 2);
+  if (questions.length === 0) throw new InputError(`--benchmark ${questionsPath}: no questions in it`, 2);
   return { dir, corpusPath, questionsPath, questions };
 }
