@@ -7,8 +7,8 @@ import { REPO_ROOT, runCli } from "./helpers/runCli.js";
 // README.md and docs/asking.md show the demo's output rendered from one recorded run
 // (bench/results/demo-stories260K.json; readmeTables.test checks the rendering). This checks the record
 // itself: the demo, run now with the recorded arguments, prints what the record says, timings aside. When the
-// pipeline changes what the demo does, re-record with `node tools/bench/demo-run.mjs > bench/results/demo-stories260K.json`
-// and `node tools/bench/readme-tables.mjs`. The comparison is exact (answer text, α to the printed digits): greedy
+// pipeline changes what the demo does, re-record with `node packages/bench/scripts/demo-run.mjs > bench/results/demo-stories260K.json`
+// and `node packages/bench/render/readme-tables.mjs`. The comparison is exact (answer text, α to the printed digits): greedy
 // decoding on the same llama.cpp build gives the same tokens run to run; a CPU whose kernels round differently
 // (another SIMD width) may flip a near-tie, and then the record is re-taken on that machine.
 const RECORD = JSON.parse(readFileSync(join(REPO_ROOT, "bench/results/demo-stories260K.json"), "utf8")) as {

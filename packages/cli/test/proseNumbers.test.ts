@@ -120,6 +120,8 @@ const SETTINGS: Setting[] = [
   { file: "docs/evaluation.md", says: "with 95 % percentile-bootstrap intervals, 2,000 resamples", source: ["packages/eval/src/answers/answersSummary.ts", /resamples = 2000\)[\s\S]*confidence: 0\.95,/] },
   { file: "docs/evaluation.md", says: "default 8,192 cells", source: ["packages/cli/src/commands/evalAnswers.ts", /"--judge-context <n>", "KV cells of the local judge's context", "8192"\)/] },
   { file: "docs/evaluation.md", says: "65,536 / 8 gives each 8,192 cells", source: ["docs/evaluation.md", /--context-size 65536 --sequences 8 /] },
+  { file: "docs/layout.md", says: "the CLI over 4,500 lines", source: ["packages/cli/test/packageLayout.test.ts", /expect\(byName\.get\("@attr-rag\/cli"\)!\.lines\)\.toBeLessThanOrEqual\(4_500\);/] },
+  { file: "docs/layout.md", says: "the gateway over 5,500", source: ["packages/cli/test/packageLayout.test.ts", /expect\(byName\.get\("@attr-rag\/gateway"\)!\.lines\)\.toBeLessThanOrEqual\(5_500\);/] },
   { file: "docs/models.md", says: "| ~4.7 GB |", why: "the size of the published GGUF file on Hugging Face" },
   { file: "docs/models.md", says: "| ~36 MB |", why: "the size of the published GGUF file on Hugging Face" },
   { file: "docs/models.md", says: "| ~0.6 GB |", why: "the size of the published GGUF file on Hugging Face" },
