@@ -17,7 +17,7 @@ import {
   sentenceBleu,
 } from "@attr-rag/core";
 import { createEmbedder } from "@attr-rag/index";
-import { cleanEnv, type CliRun, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "./helpers/runCli.js";
+import { cleanEnv, type CliRun, DEMO_CORPUS, MAIN, REPO_ROOT, runCli, startServer, TEST_MODEL } from "../../cli/test/helpers/runCli.js";
 
 // A five-question benchmark cut from the demo corpus (SPEC section 5 format, gold answers and spans), answered
 // with stories260K by three methods, judged by a local OpenAI-compatible server this test runs. The judge's

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_CORPUS, REPO_ROOT, runCli, TEST_MODEL } from "./helpers/runCli.js";
+import { DEMO_CORPUS, REPO_ROOT, runCli, TEST_MODEL } from "../../cli/test/helpers/runCli.js";
 
 // Three demo questions through the real pipeline (stories260K over the demo corpus), exact against the
 // approximate strategies. With a tail window covering every prompt, kv-reuse IS exact, so it must agree fully:
