@@ -107,6 +107,11 @@ describe("attr-rag bench occlusion", () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/identical to naive: not compared/);
     expect(text.stdout).toMatch(/answers not compared: add naive to --strategies/);
+    // naive with only an approximate strategy: naive ran, so the last line must not ask for it.
+    const alone = run(["bench", "occlusion", "--model", STORIES, "--sets", "2", "--set-tokens", "30", "--max-tokens", "8", "--strategies", "naive,kv-reuse"]);
+    expect(alone.code, alone.stderr).toBe(0);
+    expect(alone.stdout).not.toMatch(/add naive to --strategies/);
+    expect(alone.stdout).toMatch(/no exact strategy but naive ran: add prefix-shared or speculative/);
   });
 
   it("cli bench - bad options and a missing model are clear errors", () => {

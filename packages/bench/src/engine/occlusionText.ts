@@ -49,7 +49,9 @@ export function occlusionBenchText(report: OcclusionBenchReport): string[] {
   const diverged = Object.values(report.strategies).some((s) => !s.approximate && (s.first_divergences ?? []).length > 0);
   lines.push(
     report.max_divergence_margin === null
-      ? "answers not compared: add naive to --strategies to check them token by token"
+      ? report.strategies.naive === undefined
+        ? "answers not compared: add naive to --strategies to check them token by token"
+        : "no exact strategy but naive ran: add prefix-shared or speculative to --strategies to check them against it"
       : diverged
         ? `exact strategies: largest naive margin at a divergence: ${report.max_divergence_margin.toFixed(4)} (near-tie bound 0.1)`
         : "exact strategies: every answer token-identical to naive's",
