@@ -4,10 +4,9 @@
 // stand-alone benchmark scripts. `attr-rag bench …` commands are thin wrappers over these.
 export { describeRun, type BenchRun } from "./record/runRecord.js";
 export { readBenchCorpus } from "./engine/benchCorpus.js";
-export { engineCost, measureDeviceCeiling, type DeviceCeiling, type EngineCost } from "./engine/deviceCeiling.js";
 export { runAttributionBench, type AttributionBenchOptions, type AttributionBenchReport } from "./engine/attributionBench.js";
 export { occlusionBenchText } from "./engine/occlusionText.js";
-export { BENCH_STRATEGIES, benchPromptSegments, runOcclusionBench, type BenchStrategy, type OcclusionBenchOptions, type OcclusionBenchReport, type StrategyReport } from "./engine/occlusionBench.js";
+export { BENCH_STRATEGIES, runOcclusionBench, type BenchStrategy, type OcclusionBenchReport } from "./engine/occlusionBench.js";
 export { runClusterBench, type ClusterBenchOptions, type ClusterBenchReport } from "./cluster/clusterBench.js";
 export { runBatchBench, type BatchBenchOptions, type BatchBenchReport } from "./cluster/batchBench.js";
 export { runShardBench, type ShardBenchOptions } from "./cluster/shardBench.js";
@@ -15,7 +14,7 @@ export { cpuBetween, cpuSeconds } from "./cluster/processCpu.js";
 export { runThroughputBench, type EngineVariant, type ThroughputBenchOptions, type ThroughputBenchReport } from "./throughput/throughputBench.js";
 export { throughputText } from "./throughput/throughputText.js";
 export { runTelemetryBench, type TelemetryBenchOptions, type TelemetryBenchReport } from "./throughput/telemetryBench.js";
-export { OUR_SYSTEMS, PEER_SYSTEMS, type BenchSystem, type PeerGpu, type PeerWorkload, type SystemRun } from "./peers/peerTypes.js";
-export { isOurs, mergeRuns, reportSystems, type ModelShape, type SystemReport } from "./peers/peerReport.js";
+export { OUR_SYSTEMS, PEER_SYSTEMS, type PeerGpu } from "./peers/peerTypes.js";
+export type { ModelShape, SystemReport } from "./peers/peerReport.js";
 export { PEER_LOCATIONS, peersText, runPeersBench, type PeersBenchOptions, type PeersBenchReport } from "./peers/peersBench.js";
 export { freePort } from "./freePort.js";

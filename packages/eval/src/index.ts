@@ -3,18 +3,18 @@
 // methods against exact Shapley on synthetic relationship sets (RQ1/RQ2), and approximate occlusion against
 // exact. It never parses flags or opens a server: `attr-rag eval …` hands it the Ask to run.
 export { CHUNK_FETCH_FACTOR, EVAL_MODES, evaluateRetrieval, formatReport, NDCG_K, parseKList, parseModes, scoreRankings, type EvalMode, type ModeScores, type RetrievalEvalOptions, type RetrievalReport } from "./retrieval/retrievalEval.js";
-export { compareFusionScores, formatTune, fusionGrid, scoreFusion, TUNE_RECALL_K, tuneFusion, tuneJson, type FusionScore, type TuneItem, type TuneResult } from "./tuneFusion.js";
+export { formatTune, TUNE_RECALL_K, type TuneResult } from "./tuneFusion.js";
 export { ingestCorpus, loadQuestions, scanCorpus, type EvalQuestion } from "./evalInputs.js";
 export { formatDuration, ingestBenchmark } from "./ingestBenchmark.js";
-export { DEFAULT_ANSWER_METHODS, parseAnswerMethods, requestFor, type AnswerMethod } from "./answers/answerMethods.js";
-export { readRows, type AnswerRow } from "./answers/answerRows.js";
+export { DEFAULT_ANSWER_METHODS, parseAnswerMethods, requestFor } from "./answers/answerMethods.js";
+export { readRows } from "./answers/answerRows.js";
 export { formatAnswersTable } from "./answers/answersSummary.js";
-export { loadBenchmark, type Benchmark, type BenchmarkQuestion } from "./answers/benchmark.js";
+export { loadBenchmark } from "./answers/benchmark.js";
 export { httpJudge, localJudge, type Judge } from "./answers/judges.js";
-export { answerQuestions, MAX_CONSECUTIVE_FAILURES, writeAnswersSummary, type AskFunction } from "./answers/runAnswers.js";
-export { evaluateExample, exhaustiveTopK, topK, EVAL_METHODS } from "./attributionEval.js";
+export { answerQuestions, writeAnswersSummary, type AskFunction } from "./answers/runAnswers.js";
+export { evaluateExample, exhaustiveTopK, topK } from "./attributionEval.js";
 export { RELATIONSHIP_KINDS, relationshipSets, type RelationshipKind } from "./relationshipSets.js";
-export { attributionEvalText, runAttributionEval, summarise, type AttributionEvalReport } from "./attributionRun.js";
-export { APPROXIMATE_EVAL_STRATEGIES, compareStrategies, formatOcclusionTable, occlusionEvalText, parseStrategies } from "./occlusion/runOcclusionEval.js";
+export { attributionEvalText, runAttributionEval, type AttributionEvalReport } from "./attributionRun.js";
+export { APPROXIMATE_EVAL_STRATEGIES, compareStrategies, occlusionEvalText, parseStrategies } from "./occlusion/runOcclusionEval.js";
 export { summarizeStrategy } from "./occlusion/occlusionSummary.js";
 export { renderOcclusionReport } from "./occlusion/occlusionReport.js";

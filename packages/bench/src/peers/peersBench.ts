@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InputError } from "@attr-rag/core";
-import { Model, ModelLoadError, readGgufHeader } from "@attr-rag/engine";
+import { loadModelArg, readGgufHeader } from "@attr-rag/engine";
 import type { DeviceCeiling } from "../engine/deviceCeiling.js";
 import { benchPromptSegments } from "../engine/occlusionBench.js";
 import { readBenchCorpus } from "../engine/benchCorpus.js";
@@ -74,9 +74,7 @@ export async function runPeersBench(o: PeersBenchOptions) {
   const corpus = await readBenchCorpus(o.corpus);
 
   // The prompts, tokenized once by our tokenizer: every system gets these very ids.
-  const model = await Model.load(o.modelPath).catch((err: unknown) => {
-    throw err instanceof ModelLoadError ? new InputError(err.message, 2, { cause: err }) : err;
-  });
+  const model = await loadModelArg(o.modelPath);
   let workload: PeerWorkload;
   let shape: ModelShape;
   let info: { nParams: number; description: string };

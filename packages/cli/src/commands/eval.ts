@@ -80,7 +80,7 @@ export function registerEvalCommand(program: Command): void {
       const ks = parseKList(o.k);
       const quantization = parseQuantization(o.quantization);
       const modes = parseModes(o.mode);
-      const log = (text: string) => process.stderr.write(text);
+      const log = (line: string) => process.stderr.write(`${line}\n`);
       const onTune = (tune: TuneResult, questions: number, storePath: string) => {
         if (!o.json) process.stdout.write(formatTune(tune, questions, storePath));
       };

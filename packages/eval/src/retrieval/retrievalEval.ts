@@ -163,8 +163,8 @@ export interface RetrievalEvalOptions {
   readonly quantization?: "f32" | "f16" | undefined;
   /** Fit hybrid's fusion on these questions first and record it in the store. */
   readonly tune: boolean;
-  /** Progress and timings (stderr on the command line). */
-  readonly log: (text: string) => void;
+  /** Progress and timings, a line at a time (stderr on the command line). */
+  readonly log: (line: string) => void;
   /** The tune's result, when there is one, as soon as it is known (before the scores). */
   readonly onTune?: (tune: TuneResult, questions: number, storePath: string) => void;
 }
@@ -184,7 +184,7 @@ export async function evaluateRetrieval(o: RetrievalEvalOptions): Promise<{ repo
   const unknownGold = new Set(evaluated.flatMap((q) => q.gold.filter((g) => !corpus.ids.has(g))));
   if (unknownGold.size > 0) {
     const some = [...unknownGold].slice(0, 5).join(", ");
-    o.log(`eval: warning: ${unknownGold.size} gold document id(s) are not in the corpus (${some}${unknownGold.size > 5 ? ", ..." : ""}); they can never be retrieved\n`);
+    o.log(`eval: warning: ${unknownGold.size} gold document id(s) are not in the corpus (${some}${unknownGold.size > 5 ? ", ..." : ""}); they can never be retrieved`);
   }
 
   const tempDir = o.store === undefined ? mkdtempSync(join(tmpdir(), "attr-rag-eval-")) : undefined;
@@ -213,19 +213,19 @@ export async function evaluateRetrieval(o: RetrievalEvalOptions): Promise<{ repo
         if (store.stats().missingVectors > 0) await store.rebuildVectors((texts) => embedder.embed(texts));
         o.log(
           `eval: store ${store.path}: ${stats.documents} documents, ${stats.chunks} chunks ` +
-            `(${ingested.written} embedded, ${ingested.unchanged} unchanged) in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+            `(${ingested.written} embedded, ${ingested.unchanged} unchanged) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
         );
 
         let vectors: Float32Array[] = [];
         if (o.tune || o.modes.some((m) => m !== "bm25")) {
           const t = performance.now();
           vectors = await embedder.embed(evaluated.map((q) => q.question));
-          o.log(`eval: embedded ${evaluated.length} questions in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+          o.log(`eval: embedded ${evaluated.length} questions in ${((performance.now() - t) / 1000).toFixed(1)} s`);
         }
         let tune: TuneResult | undefined;
         if (o.tune) {
           tune = tuneStoreFusion(store, evaluated, vectors, depth);
-          o.log(`eval: tune: ${tune.ranked.length} fusions on ${evaluated.length} questions\n`);
+          o.log(`eval: tune: ${tune.ranked.length} fusions on ${evaluated.length} questions`);
           o.onTune?.(tune, evaluated.length, store.path);
         }
         const scores: Partial<Record<EvalMode, ModeScores>> = {};
@@ -237,7 +237,7 @@ export async function evaluateRetrieval(o: RetrievalEvalOptions): Promise<{ repo
           });
           scores[mode] = scoreRankings(items, ks);
           const ms = performance.now() - t;
-          o.log(`eval: ${mode}: ${evaluated.length} questions in ${(ms / 1000).toFixed(2)} s (${(ms / evaluated.length).toFixed(1)} ms/question)\n`);
+          o.log(`eval: ${mode}: ${evaluated.length} questions in ${(ms / 1000).toFixed(2)} s (${(ms / evaluated.length).toFixed(1)} ms/question)`);
         }
         const report: RetrievalReport = {
           corpus: corpus.documents,
