@@ -1,12 +1,12 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Ask the Attr-RAG gateway a question and print its streamed pipeline events.
 
-    /usr/bin/python3 examples/python/ask_client.py --address localhost:50051 --question "Who ...?"
-    /usr/bin/python3 examples/python/ask_client.py --reflect --address localhost:50051 --question "..."
+    python ask_client.py --address localhost:50051 --question "Who ...?"
+    /usr/bin/python3 ask_client.py --reflect --address localhost:50051 --question "..."
 
-Runs with Debian's python (python3-grpcio, python3-protobuf); see README.md next to this file. By default
-it uses stubs generated from protos/ (gen/, made on first use); with --reflect it needs no generated code
-and no .proto files: it builds the API from the server's gRPC reflection (reflected_api.py).
+By default it uses the attr_rag package (clients/python: install it as its README says and run with that
+environment's python). With --reflect it needs neither the package nor any .proto file, only Debian's
+python3-grpcio: it builds the API from the server's gRPC reflection (reflected_api.py), as grpcurl does.
 Exit codes: 0 done, 1 setup problem or stream ended without `done`, 2 gRPC error (and bad flags,
 as argparse does), 130 interrupted.
 """
@@ -14,59 +14,68 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
-
-HERE = Path(__file__).resolve().parent
-GEN = HERE / "gen"
-GENERATOR = HERE / "generate_stubs.py"
-PROTOS = HERE.parent.parent / "protos"
-
-
-def ensure_stubs():
-    """(Re)generate gen/ when it is missing or older than the protos, then make it importable."""
-    marker = GEN / "attr_rag" / "v1" / "attr_rag_service_pb2_grpc.py"
-    newest_proto = max((p.stat().st_mtime for p in PROTOS.glob("attr_rag/v1/*.proto")), default=0)
-    if not marker.exists() or marker.stat().st_mtime < newest_proto:
-        print("ask_client: generating stubs into gen/ ...", file=sys.stderr)
-        # The generator's report goes to stderr: stdout belongs to the events (--json output stays clean).
-        if subprocess.run([sys.executable, str(GENERATOR)], stdout=sys.stderr).returncode != 0:
-            sys.exit(f"ask_client: stub generation failed; fix the problem above, then run:\n"
-                     f"  /usr/bin/python3 {GENERATOR}")
-    sys.path.insert(0, str(GEN))
-
 
 try:
     import grpc
     from google.protobuf import json_format
 except ImportError as error:
-    sys.exit(f"ask_client: {error}\nrun with Debian's python: /usr/bin/python3 {sys.argv[0]} ...\n"
-             "(missing packages: apt-get install -y python3-grpcio python3-grpc-tools)")
+    sys.exit(f"ask_client: {error}\nrun with Debian's python (apt-get install -y python3-grpcio) or the attr_rag "
+             "environment's (clients/python/README.md)")
 from reflected_api import ReflectedApi, ReflectionError  # noqa: E402 -- needs protobuf, checked above
 
 
-def generated_api(channel):
-    """AskRequest, the Ask callable and the enums from the stubs generated from protos/."""
-    ensure_stubs()
-    from attr_rag.v1 import attr_rag_service_pb2 as svc  # importable only after ensure_stubs()
-    from attr_rag.v1 import attr_rag_service_pb2_grpc as svc_grpc
-    from attr_rag.v1 import attribution_pb2, engine_pb2, pipeline_pb2, retrieval_pb2
-    return SimpleNamespace(AskRequest=svc.AskRequest, ask=svc_grpc.AttrRagServiceStub(channel).Ask,
-                           Baseline=pipeline_pb2.Baseline, FinishReason=engine_pb2.FinishReason,
-                           RetrievalMode=retrieval_pb2.RetrievalMode,
-                           AttributionMethod=attribution_pb2.AttributionMethod)
+class PackageApi:
+    """The attr_rag package's client, shaped like the reflected API so one printer serves both."""
+
+    def __init__(self, args):
+        try:
+            import attr_rag
+            from attr_rag.v1 import attribution_pb2, engine_pb2, pipeline_pb2, retrieval_pb2
+        except ImportError as error:
+            sys.exit(f"ask_client: {error}: install the attr_rag package (clients/python/README.md) and run with "
+                     "that environment's python, or use --reflect")
+        self.attr_rag = attr_rag
+        self.client = attr_rag.Client(args.address, token=args.token, tls_ca=args.tls_ca)
+        self.FinishReason, self.RetrievalMode = engine_pb2.FinishReason, retrieval_pb2.RetrievalMode
+        self.AttributionMethod, self.Baseline = attribution_pb2.AttributionMethod, pipeline_pb2.Baseline
+        self.errors = (attr_rag.RpcError,)
+
+    def stream(self, args):
+        options = {"k": args.k, "max_tokens": args.max_tokens, "baseline": args.baseline}
+        call = self.client.ask_stream(args.question, timeout=args.timeout, **options)
+        return call, (event.message for event in call)
+
+    def error_text(self, error):
+        return f"{error.code.name}: {error.details}"
+
+    def close(self):
+        self.client.close()
 
 
-def reflected_api(channel, timeout):
-    """The same, built from the server's reflection (no generated code)."""
-    api = ReflectedApi(channel, timeout=timeout)
-    request, ask = api.method("attr_rag.v1.AttrRagService", "Ask")
-    return SimpleNamespace(AskRequest=request, ask=ask, Baseline=api.enum("attr_rag.v1.Baseline"),
-                           FinishReason=api.enum("attr_rag.v1.FinishReason"),
-                           RetrievalMode=api.enum("attr_rag.v1.RetrievalMode"),
-                           AttributionMethod=api.enum("attr_rag.v1.AttributionMethod"))
+class ReflectedApiClient:
+    """The same, built from the server's reflection (no package, no generated code)."""
+
+    def __init__(self, args):
+        self.channel = open_channel(args)
+        api = ReflectedApi(self.channel, timeout=args.timeout)
+        self.AskRequest, self.ask = api.method("attr_rag.v1.AttrRagService", "Ask")
+        self.Baseline, self.FinishReason = api.enum("attr_rag.v1.Baseline"), api.enum("attr_rag.v1.FinishReason")
+        self.RetrievalMode = api.enum("attr_rag.v1.RetrievalMode")
+        self.AttributionMethod = api.enum("attr_rag.v1.AttributionMethod")
+        self.errors = (grpc.RpcError,)
+
+    def stream(self, args):
+        metadata = [("authorization", f"Bearer {args.token}")] if args.token else []
+        call = self.ask(build_request(self, args), metadata=metadata, timeout=args.timeout)
+        return call, (response.event for response in call)
+
+    def error_text(self, error):
+        return f"{error.code().name}: {error.details()}"
+
+    def close(self):
+        self.channel.close()
 
 
 def positive_int(text):
@@ -90,7 +99,7 @@ def parse_args():
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="deadline for the whole call")
     p.add_argument("--json", action="store_true", help="print one JSON object per event per line")
     p.add_argument("--reflect", action="store_true",
-                   help="build the API from the server's gRPC reflection instead of generated stubs")
+                   help="build the API from the server's gRPC reflection instead of the attr_rag package")
     return p.parse_args()
 
 
@@ -108,7 +117,7 @@ def build_request(api, args):
 
 def open_channel(args):
     if args.tls_ca:
-        root = Path(args.tls_ca).read_bytes()
+        root = Path(args.tls_ca).read_bytes()  # OSError: reported as a setup problem
         return grpc.secure_channel(args.address, grpc.ssl_channel_credentials(root_certificates=root))
     return grpc.insecure_channel(args.address)
 
@@ -216,40 +225,38 @@ def main():
     # `--json | head` should just stop, not print a BrokenPipeError traceback; the closed connection
     # cancels the call on the server.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    metadata = [("authorization", f"Bearer {args.token}")] if args.token else []
     try:
-        channel = open_channel(args)
-    except OSError as error:
-        sys.exit(f"ask_client: cannot read --tls-ca: {error}")
-    with channel:
-        try:
-            api = reflected_api(channel, args.timeout) if args.reflect else generated_api(channel)
-        except grpc.RpcError as error:
-            print(f"error: server reflection: {error.code().name}: {error.details()}", file=sys.stderr)
-            return 2
-        except ReflectionError as error:
-            print(f"error: server reflection: {error}", file=sys.stderr)
-            return 2
-        printer = Printer(api)
-        call = api.ask(build_request(api, args), metadata=metadata, timeout=args.timeout)
-        done = False
-        try:
-            for response in call:
-                done = response.event.WhichOneof("stage") == "done"
-                if args.json:
-                    print_json(response.event)
-                else:
-                    printer.event(response.event)
-        except grpc.RpcError as error:
-            printer.end_line()
-            print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            # Cancel explicitly so the server stops its engine jobs now (Ask is cancellable end to end).
-            call.cancel()
-            printer.end_line()
-            print("interrupted: call cancelled", file=sys.stderr)
-            return 130
+        api = ReflectedApiClient(args) if args.reflect else PackageApi(args)
+    except (OSError, ValueError) as error:
+        sys.exit(f"ask_client: {error}")
+    except grpc.RpcError as error:
+        print(f"error: server reflection: {error.code().name}: {error.details()}", file=sys.stderr)
+        return 2
+    except ReflectionError as error:
+        print(f"error: server reflection: {error}", file=sys.stderr)
+        return 2
+    printer = Printer(api)
+    done = False
+    try:
+        call, events = api.stream(args)
+        for event in events:
+            done = event.WhichOneof("stage") == "done"
+            if args.json:
+                print_json(event)
+            else:
+                printer.event(event)
+    except api.errors as error:
+        printer.end_line()
+        print(f"error: {api.error_text(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        # Cancel explicitly so the server stops its engine jobs now (Ask is cancellable end to end).
+        call.cancel()
+        printer.end_line()
+        print("interrupted: call cancelled", file=sys.stderr)
+        return 130
+    finally:
+        api.close()
     if not done:
         print("ask_client: stream ended without a done event", file=sys.stderr)
         return 1
