@@ -126,8 +126,9 @@ const SETTINGS: Setting[] = [
   { file: "docs/models.md", says: "| ~36 MB |", why: "the size of the published GGUF file on Hugging Face" },
   { file: "docs/models.md", says: "| ~0.6 GB |", why: "the size of the published GGUF file on Hugging Face" },
   { file: "examples/demo-corpus/README.md", says: "runs to 2,867–3,181 characters", check: () => labWriteUps((d) => d.text.length, "characters") },
-  { file: "examples/python/README.md", says: "(protoc >= 3.15)", why: "protoc accepts proto3 `optional` from release 3.15 on (protobuf's own release notes)" },
-  { file: "examples/python/README.md", says: ">= 3.15 (", why: "protoc accepts proto3 `optional` from release 3.15 on (protobuf's own release notes)" },
+  { file: "clients/python/README.md", says: ">= 3.15 (", source: ["clients/python/generate_stubs.py", /MIN_RELEASE = 15  # protoc 3\.15/] },
+  { file: "docs/api.md", says: ">= 3.15 if there is one", source: ["clients/python/generate_stubs.py", /MIN_RELEASE = 15  # protoc 3\.15/] },
+  { file: "docs/api.md", says: "bookworm's Go 1.19 and", source: ["clients/go/go.mod", /^go 1\.19$/m] },
   {
     file: "tools/reference/README.md",
     says: "more than 2,000 words",
