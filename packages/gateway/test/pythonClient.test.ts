@@ -234,6 +234,40 @@ describe.skipIf(missing !== undefined)(`python client${missing ? ` (skipped: ${m
     expect(typed.initial).toBe(initial.join(""));
   });
 
+  it("python client - over TLS with tls_ca: Ask, a batch and its HTTPS download; a plaintext client is refused as UNAVAILABLE", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attr-rag-py-tls-"));
+    const key = join(dir, "key.pem");
+    const cert = join(dir, "cert.pem");
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], { stdio: "ignore" });
+    const tlsStore = await buildDemoStore();
+    const tlsServer = await startGatewayServer({ runtime: await Runtime.open(testConfig(tlsStore.dir, { authToken: TOKEN, tlsCert: cert, tlsKey: key, k: 3 })), httpPort: 0 });
+    try {
+      const script = [
+        "import sys, attr_rag",
+        "address, cert, http = sys.argv[1:4]",
+        "with attr_rag.Client(address, tls_ca=cert, http=http) as client:",
+        "    result = client.ask(sys.argv[4], max_tokens=4)",
+        "    print('ask', result.done is not None, len(result.final_answer.text) > 0)",
+        "    batch = client.batches.create(rows=[{'id': 'a', 'question': sys.argv[4], 'max_tokens': 4}])",
+        "    print('batch', client.batches.wait(batch.batch_id).state)",
+        "    print('download', client.batches.download(batch.batch_id, sys.argv[5]).results)",
+        "with attr_rag.Client(address, retry=attr_rag.NO_RETRY) as plain:",
+        "    try:",
+        "        plain.batches.retrieve(batch.batch_id)",
+        "    except attr_rag.UnavailableError as error:",
+        "        print('plaintext', error.code.name, 'tls_ca=' in str(error))",
+      ].join("\n");
+      const ran = await run(python, ["-c", script, `127.0.0.1:${tlsServer.port}`, cert, `https://${tlsServer.http!.address}`, QUESTION, join(dir, "results.jsonl")], { env });
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout.trim().split("\n")).toEqual(["ask True True", "batch completed", "download 1", "plaintext UNAVAILABLE True"]);
+      expect(JSON.parse(readFileSync(join(dir, "results.jsonl"), "utf8")).id).toBe("a");
+    } finally {
+      await tlsServer.close();
+      tlsStore.remove();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("python client - ask_client.py streams every stage as JSON lines; --reflect, from reflection alone, prints the same", async () => {
     const args = ["--address", server.address, "--question", QUESTION, "--json", "--max-tokens", "12", "--k", "5"];
     const viaPackage = await run(python, [join(EXAMPLES, "ask_client.py"), ...args], { env });
