@@ -12,7 +12,8 @@ import (
 // BatchOptions are CreateBatch's optional settings.
 type BatchOptions struct {
 	// ID makes the call idempotent: the same id with the same items returns the existing batch (created =
-	// false), with other items it fails with codes.AlreadyExists. Empty: the gateway picks one.
+	// false), with other items it fails with codes.AlreadyExists. Empty: a random UUID, picked once per call so
+	// a retry after a lost reply finds the batch its first try created instead of creating another.
 	ID string
 	// Label is free text shown in listings.
 	Label string
@@ -23,13 +24,22 @@ type BatchOptions struct {
 // CreateBatch queues items and returns the batch, and whether this call created it. An item that is malformed
 // does not fail the call: its result carries its own status code.
 func (c *Client) CreateBatch(ctx context.Context, items []*BatchItem, opts BatchOptions) (*Batch, bool, error) {
-	req := &pb.CreateBatchRequest{BatchId: opts.ID, Items: items, Label: opts.Label}
+	id := opts.ID
+	if id == "" {
+		var err error
+		if id, err = randomUUID(); err != nil {
+			return nil, false, err
+		}
+	}
+	req := &pb.CreateBatchRequest{BatchId: id, Items: items, Label: opts.Label}
 	if opts.WebhookURL != "" {
 		req.WebhookUrl = proto.String(opts.WebhookURL)
 	}
-	res, err := c.batches.CreateBatch(ctx, req)
+	res, err := retryCall(ctx, c.retry, "CreateBatch", func() (*pb.CreateBatchResponse, error) {
+		return c.batches.CreateBatch(ctx, req)
+	})
 	if err != nil {
-		return nil, false, wrap("CreateBatch", err)
+		return nil, false, err
 	}
 	return res.GetBatch(), res.GetCreated(), nil
 }
@@ -42,9 +52,12 @@ func Ended(b *Batch) bool {
 // WaitBatch watches the batch until it ends and returns it as it ended. progress, unless nil, sees each
 // update (counts, rate, ETA) as it comes: at once, when the counts change and at least every 10 s.
 func (c *Client) WaitBatch(ctx context.Context, batchID string, progress func(*Batch)) (*Batch, error) {
-	stream, err := c.batches.WatchBatch(ctx, &pb.WatchBatchRequest{BatchId: batchID})
+	req := &pb.WatchBatchRequest{BatchId: batchID}
+	stream, err := openStream(ctx, c.retry, "WatchBatch", func() (receiver[*pb.WatchBatchResponse], error) {
+		return c.batches.WatchBatch(ctx, req)
+	})
 	if err != nil {
-		return nil, wrap("WatchBatch", err)
+		return nil, err
 	}
 	var last *Batch
 	for {
@@ -53,7 +66,7 @@ func (c *Client) WaitBatch(ctx context.Context, batchID string, progress func(*B
 			break
 		}
 		if err != nil {
-			return nil, wrap("WatchBatch", err)
+			return nil, err
 		}
 		last = res.GetBatch()
 		if progress != nil {
@@ -69,9 +82,12 @@ func (c *Client) WaitBatch(ctx context.Context, batchID string, progress func(*B
 // CancelBatch stops the batch: running items are stopped, queued ones end cancelled, finished results stay.
 // It returns the batch as the call left it; an ended batch comes back unchanged.
 func (c *Client) CancelBatch(ctx context.Context, batchID string) (*Batch, error) {
-	res, err := c.batches.CancelBatch(ctx, &pb.CancelBatchRequest{BatchId: batchID})
+	req := &pb.CancelBatchRequest{BatchId: batchID}
+	res, err := retryCall(ctx, c.retry, "CancelBatch", func() (*pb.CancelBatchResponse, error) {
+		return c.batches.CancelBatch(ctx, req)
+	})
 	if err != nil {
-		return nil, wrap("CancelBatch", err)
+		return nil, err
 	}
 	return res.GetBatch(), nil
 }

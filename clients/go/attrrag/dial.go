@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"time"
 
 	pb "github.com/attr-rag/attr-rag/clients/go/gen/attr_rag/v1"
 	"google.golang.org/grpc"
@@ -21,6 +22,13 @@ type Options struct {
 	CAFile string
 	// DialOptions are passed on to grpc.Dial after this package's own (e.g. grpc.WithBlock()).
 	DialOptions []grpc.DialOption
+	// Retry says how calls refused with codes.Unavailable or codes.ResourceExhausted are tried again; the zero
+	// value is DefaultRetryPolicy, MaxAttempts 1 turns retries off. Streams are only retried until their first
+	// message has reached the caller.
+	Retry RetryPolicy
+	// OnRetry, unless nil, is called before each wait to retry: method is the RPC ("Ask", "CreateBatch", ...),
+	// attempt the one that failed (1 for the first try), err its *Error.
+	OnRetry func(method string, attempt int, err error, wait time.Duration)
 }
 
 // Client is a connection to one gateway. It is safe for concurrent use; Close it when done.
@@ -28,6 +36,7 @@ type Client struct {
 	conn    *grpc.ClientConn
 	ask     pb.AttrRagServiceClient
 	batches pb.BatchServiceClient
+	retry   retrier
 }
 
 // Dial connects to address ("host:port"). Like grpc.Dial it does not wait for the connection: an unreachable
@@ -58,7 +67,8 @@ func Dial(address string, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("attrrag: dialing %s: %w", address, err)
 	}
-	return &Client{conn: conn, ask: pb.NewAttrRagServiceClient(conn), batches: pb.NewBatchServiceClient(conn)}, nil
+	retry := retrier{policy: opts.Retry.withDefaults(), onRetry: opts.OnRetry}
+	return &Client{conn: conn, ask: pb.NewAttrRagServiceClient(conn), batches: pb.NewBatchServiceClient(conn), retry: retry}, nil
 }
 
 // Close ends the connection; calls still running fail with codes.Canceled.

@@ -12,11 +12,17 @@ import (
 // status.FromError(err) and status.Code(err) return that status.
 type Error struct {
 	// Op is the RPC, e.g. "Ask" or "CreateBatch".
-	Op     string
-	status *status.Status
+	Op string
+	// Attempts is how often the call was tried: more than 1 when it failed for a passing reason (see
+	// RetryPolicy) and was tried again; 0 or 1 when it was tried once.
+	Attempts int
+	status   *status.Status
 }
 
 func (e *Error) Error() string {
+	if e.Attempts > 1 {
+		return fmt.Sprintf("attr-rag %s failed after %d attempts: %s: %s", e.Op, e.Attempts, e.status.Code(), e.status.Message())
+	}
 	return fmt.Sprintf("attr-rag %s failed: %s: %s", e.Op, e.status.Code(), e.status.Message())
 }
 

@@ -44,7 +44,14 @@ func webhookSecret(t *testing.T) string {
 // closed when the test ends.
 func dial(t *testing.T, address, token string) *attrrag.Client {
 	t.Helper()
-	client, err := attrrag.Dial(address, attrrag.Options{Token: token, CAFile: os.Getenv(envCA)})
+	return dialWith(t, address, attrrag.Options{Token: token})
+}
+
+// dialWith is dial with more options (retries, OnRetry).
+func dialWith(t *testing.T, address string, opts attrrag.Options) *attrrag.Client {
+	t.Helper()
+	opts.CAFile = os.Getenv(envCA)
+	client, err := attrrag.Dial(address, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

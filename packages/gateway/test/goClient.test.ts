@@ -21,6 +21,13 @@ const GO_TESTS = [
   "TestVerifyWebhookSaysWhenTheSecretIsMalformed",
   "TestDialSaysWhatIsWrongWithTheCAFile",
   "TestExampleAsksTheGateway",
+  "TestBusyGatewayAskIsRetriedUntilAdmitted",
+  "TestBackoffGrowsByTheMultiplierUpToTheCap",
+  "TestBackoffJitterSpreadsEitherWayWithinTheCap",
+  "TestRetryPolicyZeroFieldsTakeTheDefaults",
+  "TestRetryCallRetriesOnlyTransientCodes",
+  "TestRetryStopsWaitingWhenTheContextEnds",
+  "TestRetryStreamReopensOnlyBeforeTheFirstMessage",
 ];
 
 /** Why the Go client cannot be built here; under CI=true never (a CI without Go must fail this suite). */
@@ -61,8 +68,10 @@ describe.skipIf(missing !== undefined)(`go client${missing ? ` (skipped: ${missi
     // TLS with a self-signed certificate for 127.0.0.1, which the Go client trusts as its CA file.
     const key = join(certs, "key.pem");
     execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], { stdio: "ignore" });
-    // Webhooks to this machine allowed: the batch test receives its batch's webhook on 127.0.0.1.
-    const config = { authToken: TOKEN, tlsCert: cert, tlsKey: key, webhookSecret: WEBHOOK_SECRET, webhookAllowedHosts: "127.0.0.1", k: 4, maxTokens: 8 };
+    // Webhooks to this machine allowed: the batch test receives its batch's webhook on 127.0.0.1. One Ask at a
+    // time and none queued: a second concurrent Ask is refused with RESOURCE_EXHAUSTED, which the retry test
+    // needs; the other tests run one after another and ride out a refusal with the client's default retries.
+    const config = { authToken: TOKEN, tlsCert: cert, tlsKey: key, webhookSecret: WEBHOOK_SECRET, webhookAllowedHosts: "127.0.0.1", k: 4, maxTokens: 8, maxConcurrentAsks: 1, maxQueuedAsks: 0 };
     server = await startGatewayServer({ runtime: await Runtime.open(testConfig(store.dir, config)) });
   });
   afterAll(async () => {
@@ -76,7 +85,8 @@ describe.skipIf(missing !== undefined)(`go client${missing ? ` (skipped: ${missi
       const step = await run(script, []);
       expect(step.code, `${script}\n${step.output}`).toBe(0);
     }
-    const test = await run("go", ["test", "-v", "-count=1", "-timeout", "8m", "./..."], {
+    // -p 1: the packages' tests take turns, as the gateway admits one Ask at a time.
+    const test = await run("go", ["test", "-v", "-count=1", "-p", "1", "-timeout", "8m", "./..."], {
       ATTR_RAG_TEST_ADDRESS: server.address,
       ATTR_RAG_TEST_TOKEN: TOKEN,
       ATTR_RAG_TEST_WEBHOOK_SECRET: WEBHOOK_SECRET,
