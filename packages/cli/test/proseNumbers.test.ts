@@ -128,6 +128,9 @@ const SETTINGS: Setting[] = [
   { file: "examples/demo-corpus/README.md", says: "runs to 2,867–3,181 characters", check: () => labWriteUps((d) => d.text.length, "characters") },
   { file: "clients/python/README.md", says: ">= 3.15 (", source: ["clients/python/generate_stubs.py", /MIN_RELEASE = 15  # protoc 3\.15/] },
   { file: "docs/api.md", says: ">= 3.15 if there is one", source: ["clients/python/generate_stubs.py", /MIN_RELEASE = 15  # protoc 3\.15/] },
+  { file: "clients/go/README.md", says: "timestamps within 5 minutes", source: ["clients/go/attrrag/webhook.go", /const WebhookTolerance = 5 \* time\.Minute/] },
+  { file: "clients/go/README.md", says: "waits of 200 ms ×2 per retry up to 5 s, each spread by ±20 %", source: ["clients/go/attrrag/retry.go", /InitialBackoff: 200 \* time\.Millisecond, MaxBackoff: 5 \* time\.Second, Multiplier: 2, Jitter: 0\.2\}/] },
+  { file: "clients/go/README.md", says: "bookworm: Go 1.19,", source: ["clients/go/go.mod", /^go 1\.19$/m] },
   { file: "docs/api.md", says: "bookworm's Go 1.19 and", source: ["clients/go/go.mod", /^go 1\.19$/m] },
   {
     file: "tools/reference/README.md",
