@@ -1,3 +1,4 @@
+import asyncio
 import json
 import os
 import tempfile
@@ -127,6 +128,28 @@ class BatchTest(unittest.TestCase):
             self.assertLess(ids.index(running.batch_id), ids.index(batch.batch_id))  # newest first
             with self.assertRaises(attr_rag.NotFoundError):
                 client.batches.retrieve("no-such-batch")
+
+    def test_asyncio_batches_create_wait_read_and_download(self):
+        rows = [{"id": "a", "question": QUESTION, "k": 3, "max_tokens": 4}]
+        out = self.work / "async.jsonl"
+
+        async def run():
+            async with attr_rag.AsyncClient(ADDRESS, token=TOKEN, http=HTTP) as client:
+                batch = await client.batches.create(rows=rows, batch_id=f"py-async-{os.getpid()}")
+                progress = []
+                ended = await client.batches.wait(batch.batch_id, on_progress=progress.append)
+                results = [r async for r in client.batches.results(batch.batch_id)]
+                listed = [b.batch_id async for b in client.batches.list()]
+                download = await client.batches.download(batch.batch_id, out)
+                return batch, ended, progress, results, listed, download
+
+        batch, ended, progress, results, listed, download = asyncio.run(run())
+        self.assertTrue(batch.created)
+        self.assertEqual((ended.state, ended.counts["succeeded"]), ("completed", 1))
+        self.assertEqual(progress[-1].state, "completed")
+        self.assertEqual([(r.item_id, r.ok) for r in results], [("a", True)])
+        self.assertIn(batch.batch_id, listed)
+        self.assertEqual((download.results, json.loads(out.read_text())["id"]), (1, "a"))
 
     def test_a_bad_row_names_its_line_and_nothing_is_sent(self):
         file = self.work / "bad.jsonl"

@@ -142,6 +142,7 @@ describe.skipIf(missing !== undefined)(`python client${missing ? ` (skipped: ${m
       "test_retries_after_resource_exhausted_then_succeeds",
       "test_openai_file_batch_is_waited_on_verified_and_downloaded_with_a_resume",
       "test_rows_batch_with_a_failing_item_cancel_and_list",
+      "test_asyncio_batches_create_wait_read_and_download",
       "test_a_genuine_delivery_returns_its_event",
     ]) {
       expect(passed, suite.stderr).toContain(name);
