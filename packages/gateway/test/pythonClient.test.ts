@@ -102,7 +102,9 @@ describe.skipIf(missing !== undefined)(`python client${missing ? ` (skipped: ${m
       ),
       httpPort: 0,
     });
-    // Installed exactly as docs/api.md says, into a home of its own.
+    // Installed exactly as docs/api.md says, into a home of its own, from a tree without generated stubs or
+    // build output (git-ignored; a fresh clone has none either).
+    for (const made of ["attr_rag/v1", "build", "attr_rag.egg-info"]) rmSync(join(REPO_ROOT, "clients/python", made), { recursive: true, force: true });
     home = mkdtempSync(join(tmpdir(), "attr-rag-py-home-"));
     const install = clientDocBlocks().find((b) => b.lang === "sh")!;
     expect(install.code).toMatch(/pip install --no-index/);
