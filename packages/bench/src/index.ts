@@ -18,3 +18,5 @@ export { OUR_SYSTEMS, PEER_SYSTEMS, type PeerGpu } from "./peers/peerTypes.js";
 export type { ModelShape, SystemReport } from "./peers/peerReport.js";
 export { PEER_LOCATIONS, peersText, runPeersBench, type PeersBenchOptions, type PeersBenchReport } from "./peers/peersBench.js";
 export { freePort } from "./freePort.js";
+export { runSoak, type SoakOptions, type SoakReport } from "./soak/soakRun.js";
+export { soakText } from "./soak/soakText.js";

@@ -16,6 +16,7 @@ import { registerWorkerCommand } from "./commands/worker.js";
 import { registerClusterCommand } from "./commands/cluster.js";
 import { registerBatchCommand } from "./commands/batch.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
+import { registerSoakCommand } from "./commands/soak.js";
 import { requireGpuKernels } from "./doctor/requireGpuKernels.js";
 import { addLogOptions, addMetricsOptions, applyLogOptions, ROLE_COMMANDS, startRoleTelemetry, type RoleTelemetry, type TelemetryFlags } from "./telemetryCli.js";
 import { addGpuOption, applyGpuOption, gpuMayBeInUse, type GpuFlags } from "./gpuCli.js";
@@ -48,6 +49,7 @@ export function createProgram(): Command {
   registerClusterCommand(program);
   registerBatchCommand(program);
   registerDoctorCommand(program);
+  registerSoakCommand(program);
   // --gpu on every command that runs models here; it becomes ATTR_RAG_GPU before the engine starts.
   const modelCommands = new Set<Command>();
   for (const path of ["serve", "worker", "ask", "attribute", "demo", "bench occlusion", "bench throughput", "bench attribution"]) {

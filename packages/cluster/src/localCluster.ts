@@ -107,6 +107,8 @@ export class LocalCluster implements AsyncDisposable {
   readonly passwords: Readonly<Record<Role, string>>;
   #nextWorker = 0;
   #nextGateway = 0;
+  /** How each process was started, so that restart() can start it again the same way. */
+  readonly #started = new Map<ClusterProcess, { name: string; args: readonly string[] }>();
   #stopping: Promise<void> | undefined;
 
   private constructor(
@@ -174,10 +176,10 @@ export class LocalCluster implements AsyncDisposable {
     return ["--nats-user", role, "--nats-pass", this.passwords[role]];
   }
 
-  /** Starts one more gateway and waits until it listens; returns its address. */
-  async addGateway(port = 0, readyTimeoutMs = 120_000): Promise<string> {
+  /** Starts one more gateway (with `extraArgs` of its own, e.g. --http-port) and waits until it listens; returns its address. */
+  async addGateway(port = 0, readyTimeoutMs = 120_000, extraArgs: readonly string[] = []): Promise<string> {
     const name = this.#nextGateway++ === 0 ? "gateway" : `gateway-${this.#nextGateway}`;
-    const g = this.#spawn(name, ["serve", "--nats", this.url, ...this.credentials("gateway"), ...this.#indexShardsArgs(), "--model", this.modelId, ...(this.rerankerId !== undefined ? ["--reranker", this.rerankerId] : []), "--port", String(port), ...(this.options.gatewayArgs ?? [])]);
+    const g = this.#spawn(name, ["serve", "--nats", this.url, ...this.credentials("gateway"), ...this.#indexShardsArgs(), "--model", this.modelId, ...(this.rerankerId !== undefined ? ["--reranker", this.rerankerId] : []), "--port", String(port), ...(this.options.gatewayArgs ?? []), ...extraArgs]);
     this.gateways.push(g);
     this.gateway ??= g;
     const address = (await g.waitFor(/listening on (\S+)/, readyTimeoutMs))[1]!;
@@ -333,11 +335,41 @@ export class LocalCluster implements AsyncDisposable {
   #spawn(name: string, args: readonly string[]): ClusterProcess {
     const metrics = this.options.metrics ? ["--metrics-port", "0"] : [];
     const logs = this.options.logFormat !== undefined ? ["--log-format", this.options.logFormat] : [];
-    return ClusterProcess.spawn(name, [...logs, ...args, ...metrics], {
+    const p = ClusterProcess.spawn(name, [...logs, ...args, ...metrics], {
       detached: this.options.detached ?? false,
       ...(this.options.echo !== undefined ? { echo: this.options.echo } : {}),
       ...(this.options.env !== undefined ? { env: { ...this.options.env } } : {}),
     });
+    this.#started.set(p, { name, args });
+    return p;
+  }
+
+  /**
+   * Starts a process of this cluster that has exited (killed, crashed) again, with the arguments it had, in its
+   * place in the lists above, and waits until it is ready. A gateway keeps its address only if it was given a
+   * port (a free one is drawn again otherwise): give gateways that will be restarted a port of their own.
+   */
+  async restart(p: ClusterProcess, readyTimeoutMs = 120_000): Promise<ClusterProcess> {
+    const how = this.#started.get(p);
+    if (how === undefined) throw new InputError(`${p.name} is not a process of this cluster (or was restarted already)`);
+    if (p.running) throw new InputError(`${p.name} is still running: stop it before restarting it`);
+    const next = this.#spawn(how.name, how.args);
+    this.#started.delete(p);
+    const swap = (list: ClusterProcess[]) => {
+      const at = list.indexOf(p);
+      if (at >= 0) list[at] = next;
+      return at >= 0;
+    };
+    let ready = /serving model|serving re-ranker|serving embedder/;
+    if (swap(this.gateways)) ready = /listening on (\S+)/;
+    else if (swap(this.indexes)) ready = /serving the index.* on NATS/;
+    else if (this.selector === p) ready = /selector \S+ serving on/;
+    else if (!swap(this.workers) && !swap(this.rerankers)) swap(this.embedders);
+    if (this.selector === p) this.selector = next;
+    if (this.index === p) this.index = next;
+    if (this.gateway === p) this.gateway = next;
+    await next.waitFor(ready, readyTimeoutMs);
+    return next;
   }
 
   /**

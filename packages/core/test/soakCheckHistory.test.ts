@@ -72,6 +72,9 @@ describe("soak checker", () => {
     expect(rules(checkHistory(edit((h) => void (h.batches = []))))).toEqual(["batch-ends"]);
     const again = edit((h) => void (h.operations = h.operations.map((o) => (o.id === 5 ? { ...o, result: { created: true } } : o))));
     expect(rules(checkHistory(again))).toEqual(["batch-created-once"]);
+    const download = (resumeMatches: boolean) => edit((h) => void (h.operations = [...h.operations, op(14, "batch.download", 8_000, 8_100, "OK", { batchId: "b1" }, { bytes: 900, resumedFrom: 450, resumeMatches })]));
+    expect(checkHistory(download(true))).toEqual([]);
+    expect(rules(checkHistory(download(false)))).toEqual(["download-resumes"]);
   });
 
   it("soak checker - a replica that skipped a log entry, one holding a deleted document, and replicas that differ are reported", () => {

@@ -14,6 +14,8 @@ const END_OF: Partial<Record<BatchItemState, ResultEnd>> = {
   [BatchItemState.BATCH_ITEM_STATE_CANCELLED]: "cancelled",
 };
 
+let lostForSoak = false;
+
 /**
  * Records an item's one result: published on the item's own subject with "only if that subject is empty"
  * (Nats-Expected-Last-Subject-Sequence: 0), so two runners can never both record one, whatever the timing.
@@ -24,6 +26,12 @@ const END_OF: Partial<Record<BatchItemState, ResultEnd>> = {
 export async function publishResult(js: JetStreamClient, result: BatchItemResult, itemSeq: number): Promise<boolean> {
   const end = END_OF[result.state];
   if (end === undefined) throw new Error(`a batch item ends SUCCEEDED, FAILED or CANCELLED, not ${result.state}`);
+  // A deliberate defect for `attr-rag soak --defect result-lost`, which must see its checker catch it: the
+  // first result this process records is reported recorded and never published.
+  if (process.env.ATTR_RAG_SOAK_DEFECT === "result-lost" && !lostForSoak) {
+    lostForSoak = true;
+    return true;
+  }
   const h = headers();
   h.set(RESULT_STATE_HEADER, end);
   h.set(RESULT_FINISHED_HEADER, String(result.finishedUnixMs));

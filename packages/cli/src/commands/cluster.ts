@@ -1,4 +1,4 @@
-import { availableParallelism } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import type { Command } from "commander";
 import { resolveModel } from "@attr-rag/engine";
 import { CliError } from "../cliError.js";
@@ -7,7 +7,6 @@ import { positiveInt } from "../parseArgs.js";
 import { parsePort, untilSignal } from "../serverCli.js";
 import { DEMO_CORPUS, DEMO_QUESTION, demoModelPath, ingestDemoCorpus } from "./demo.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAX_INDEX_SHARDS } from "@attr-rag/contracts";
 import { InputError } from "@attr-rag/core";

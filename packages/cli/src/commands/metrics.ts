@@ -1,7 +1,6 @@
 import type { Command } from "commander";
-import { corpusBleu, jaccardSimilarity, rougeScores, sentenceBleu, type RougeScores } from "@attr-rag/core";
+import { corpusBleu, jaccardSimilarity, parseJsonLines, rougeScores, sentenceBleu, stringField, type RougeScores } from "@attr-rag/core";
 import { CliError } from "../cliError.js";
-import { parseJsonLines, stringField } from "@attr-rag/core";
 import { readStdin } from "../readStdin.js";
 
 interface MetricsOptions {

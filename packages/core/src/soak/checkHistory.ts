@@ -10,6 +10,7 @@ export const RULES = [
   "batch-ends",
   "batch-one-result-per-item",
   "batch-created-once",
+  "download-resumes",
   "replica-holds-acknowledged",
   "replicas-identical",
   "no-search-after-delete",
@@ -35,7 +36,14 @@ export const ASK_GRACE_MS = 5_000;
 export const RSS_GROWTH = { factor: 1.5, plusBytes: 128 * 2 ** 20 };
 
 export function checkHistory(h: SoakHistory): Violation[] {
-  return [...hangsAndAsks(h), ...batches(h), ...replicas(h), ...searchesAfterDeletes(h), ...webhooks(h), ...rss(h)];
+  return [...hangsAndAsks(h), ...batches(h), ...downloads(h), ...replicas(h), ...searchesAfterDeletes(h), ...webhooks(h), ...rss(h)];
+}
+
+/** A results file resumed from its middle (HTTP Range) must continue the bytes already downloaded. */
+function downloads(h: SoakHistory): Violation[] {
+  return h.operations
+    .filter((op) => op.kind === "batch.download" && op.code === "OK" && op.result?.resumeMatches === false)
+    .map((op) => ({ rule: "download-resumes", message: `download #${op.id} of batch ${String(op.args.batchId)}: the part fetched from byte ${String(op.result?.resumedFrom)} does not continue the first download`, operationIds: [op.id] }));
 }
 
 function hangsAndAsks(h: SoakHistory): Violation[] {

@@ -42,6 +42,9 @@ export interface IndexLogFollowerOptions {
   readonly onLook?: () => void;
 }
 
+/** `attr-rag soak --defect …`: a fault switched on on purpose, to show the soak's checker finds it. */
+const SOAK_DEFECT = process.env.ATTR_RAG_SOAK_DEFECT;
+
 /**
  * One replica's side of a replicated index: applies its shard's subject of the ingest log, in order, to its
  * own store (upserts and deletes, idempotent: a document whose text is unchanged is UNCHANGED), records the
@@ -78,6 +81,7 @@ export class IndexLogFollower {
   #pendingAfter = 0;
   #stoppedBecause: string | undefined;
   #appliedEntries = 0;
+  #skippedForSoak: string | undefined;
 
   private constructor(nc: NatsConnection, jsm: JetStreamManager, ctx: ServiceContext, spec: ShardSpec, options: IndexLogFollowerOptions) {
     this.#nc = nc;
@@ -270,7 +274,14 @@ export class IndexLogFollower {
     const store = this.#ctx.store;
     // Read once: the store's meta table, not a field.
     const applied = store.replica.applied;
-    const fresh = messages.filter((m) => m.seq > applied).map((m) => ({ m, entry: readEntry(m) }));
+    let fresh = messages.filter((m) => m.seq > applied).map((m) => ({ m, entry: readEntry(m) }));
+    // A deliberate defect for `attr-rag soak --defect replica-skips-entry`, which must see its checker catch it:
+    // the second replica of each shard passes over every log entry of the first soak document it is given.
+    if (SOAK_DEFECT === "replica-skips-entry" && /replica-2\/?$/.test(store.path)) {
+      const docOf = (e: (typeof fresh)[number]["entry"]) => (e?.op?.$case === "upsert" ? e.op.value.document?.id : e?.op?.$case === "delete" ? e.op.value.docId : undefined);
+      this.#skippedForSoak ??= fresh.map((f) => docOf(f.entry)).find((id) => id?.startsWith("soak-doc-") === true && !id.includes("sentinel"));
+      fresh = fresh.filter((f) => docOf(f.entry) === undefined || docOf(f.entry) !== this.#skippedForSoak);
+    }
     let run: { m: JsMsg; doc: Document | undefined; prepared: PreparedChunks | undefined; at: string }[] = [];
     const flush = async () => {
       if (run.length === 0) return;
