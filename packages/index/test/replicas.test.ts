@@ -113,7 +113,8 @@ describe.skipIf(missing !== undefined)(`index replicas${missing ? ` (skipped: ${
     expect(right).not.toContain(gone);
     // B leaves the queue group within its limit (1 s here), says so in its log and in its status; then even an
     // index that never wrote anything (another gateway) gets no answer from it.
-    await until("B to leave the queue group", () => !b.replica.serving);
+    // It logs the leaving once its subscription has stopped, which is after `serving` turns false: wait for both.
+    await until("B to leave the queue group", () => !b.replica.serving && lines.some((l) => l.includes("left the queue group")));
     expect(lines.join("\n")).toMatch(/left the queue group of shard 0\/\d+: behind the ingest log: \d+ entr(y|ies) not applied/);
     const listed = await listIndexReplicas(gateway);
     const mine = listed.filter((r) => r.shards === count);
