@@ -2,7 +2,7 @@
 // real nats-server. A replica that falls behind after start leaves its shard's queue group, read-your-writes
 // holds through the index that made the write, a trimmed log or a store of another shard is refused at start,
 // an entry a replica cannot read stops it, and upserts carry their vectors so replicas never embed.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Chunk, INDEX_LOG_STREAM, indexLogSubject, IngestStatus, RetrievalMode, type IngestDocumentsRequest, type JobLane, type SearchRequest } from "@attr-rag/contracts";
@@ -307,7 +307,11 @@ describe.skipIf(missing !== undefined)(`index replicas${missing ? ` (skipped: ${
       await index.ingest(doc("p", "before the pause"), signal);
       process.kill(paused.pid()!, "SIGSTOP");
       try {
+        // nats-server's threads stop when they next leave the kernel (one may be in an fsync of the first write):
+        // publish only once /proc says the whole process is stopped.
+        await until("nats-server to be stopped", () => readFileSync(`/proc/${paused.pid()!}/stat`, "utf8").split(") ")[1]!.startsWith("T"));
         const err = await index.ingest(doc("p", "during the pause"), signal).catch((e: unknown) => e);
+        expect(err, `the ingest answered ${JSON.stringify(err)}`).toBeInstanceOf(ServiceError);
         expect((err as ServiceError).message).toMatch(/did not confirm document "p" .*; it may or may not have been written\. Retry with an idempotency_key/);
         const keyed = await index.ingest(doc("p", "during the pause", 0, "k"), signal).catch((e: unknown) => e);
         expect((keyed as ServiceError).message).toContain('Retry with the same idempotency_key ("k") within 2 minutes');
