@@ -5,29 +5,20 @@ import grpc
 
 from .batch_types import Batch, BatchResult
 from .batches import create_request, created_batch
-from .connection import auth_metadata, open_channel, resolve_token
+from .base import ClientBase
 from .download import download_results
 from .errors import from_rpc_error
 from .requests import ask_request, attribute_request
-from .retry import RetryPolicy
 from .types import AskEvent, AskResult, AttributeResult
-from .v1 import attr_rag_service_pb2_grpc, batch_service_pb2 as pb, batch_service_pb2_grpc
+from .v1 import batch_service_pb2 as pb
 
 
-class AsyncClient:
+class AsyncClient(ClientBase):
     """Like Client (same arguments); use `async with AsyncClient(...) as client:` or await close()."""
 
     def __init__(self, address, token=None, tls_ca=None, http=None, retry=None, on_retry=None, channel_options=()):
-        self.address = address
-        self.http = http
-        self.tls_ca = tls_ca
-        self.retry = retry or RetryPolicy()
-        self.on_retry = on_retry
-        self._token = resolve_token(token)
-        self._metadata = auth_metadata(self._token)
-        self._channel = open_channel(address, tls_ca, aio=True, options=channel_options)
-        self._ask = attr_rag_service_pb2_grpc.AttrRagServiceStub(self._channel)
-        self.batches = AsyncBatches(self, batch_service_pb2_grpc.BatchServiceStub(self._channel))
+        super().__init__(address, token, tls_ca, http, retry, on_retry, channel_options, aio=True)
+        self.batches = AsyncBatches(self, self._batch_stub)
 
     async def __aenter__(self):
         return self
@@ -39,10 +30,7 @@ class AsyncClient:
         await self._channel.close()
 
     async def _wait_before_retry(self, method, attempt, error):
-        wait = self.retry.backoff(attempt)
-        if self.on_retry:
-            self.on_retry(method, attempt, from_rpc_error(error, attempt), wait)
-        await asyncio.sleep(wait)
+        await asyncio.sleep(self._backoff(method, attempt, error))
 
     async def _unary(self, method, call, request, timeout=None):
         attempt = 1
@@ -52,7 +40,7 @@ class AsyncClient:
             except grpc.RpcError as error:
                 if not self.retry.retries(error.code(), attempt):
                     raise from_rpc_error(error, attempt) from None
-                await self._wait_before_retry(method, attempt, error)
+                await self._wait_before_retry(method, attempt, from_rpc_error(error, attempt))
                 attempt += 1
 
     async def _stream(self, method, call, request, timeout, convert):
@@ -70,7 +58,7 @@ class AsyncClient:
             except grpc.RpcError as error:
                 if started or not self.retry.retries(error.code(), attempt):
                     raise from_rpc_error(error, attempt) from None
-                await self._wait_before_retry(method, attempt, error)
+                await self._wait_before_retry(method, attempt, from_rpc_error(error, attempt))
                 attempt += 1
             finally:
                 if not current.done():

@@ -69,7 +69,7 @@ class Batches:
             except UnavailableError as error:
                 if attempt >= self._client.retry.max_attempts:
                     raise
-                self._client._wait_before_retry("WatchBatch", attempt, _AsRpc(error))
+                self._client._wait_before_retry("WatchBatch", attempt, error)
                 attempt += 1
 
     def results(self, batch_id, offset=0, follow=False, timeout=None):
@@ -89,7 +89,7 @@ class Batches:
             except UnavailableError as error:
                 if attempt >= self._client.retry.max_attempts:
                     raise
-                self._client._wait_before_retry("ListBatchResults", attempt, _AsRpc(error))
+                self._client._wait_before_retry("ListBatchResults", attempt, error)
                 attempt += 1
 
     def download(self, batch_id, path, format="rows"):
@@ -98,15 +98,3 @@ class Batches:
         c = self._client
         return download_results(c.http, batch_id, path, format, c._token, c.tls_ca)
 
-
-class _AsRpc:
-    """Lets an already-converted error go through the client's retry hook, which expects a grpc.RpcError."""
-
-    def __init__(self, error):
-        self._error = error
-
-    def code(self):
-        return self._error.code
-
-    def details(self):
-        return self._error.details

@@ -3,16 +3,14 @@ import time
 
 import grpc
 
+from .base import ClientBase
 from .batches import Batches
-from .connection import auth_metadata, open_channel, resolve_token
 from .errors import from_rpc_error
 from .requests import ask_request, attribute_request
-from .retry import RetryPolicy
 from .types import AskEvent, AskResult, AttributeResult
-from .v1 import attr_rag_service_pb2_grpc, batch_service_pb2_grpc
 
 
-class Client:
+class Client(ClientBase):
     """A connection to one gateway.
 
     address: its gRPC HOST:PORT. token: bearer token (default $ATTR_RAG_TOKEN). tls_ca: a PEM file (or bytes)
@@ -22,16 +20,8 @@ class Client:
     """
 
     def __init__(self, address, token=None, tls_ca=None, http=None, retry=None, on_retry=None, channel_options=()):
-        self.address = address
-        self.http = http
-        self.tls_ca = tls_ca
-        self.retry = retry or RetryPolicy()
-        self.on_retry = on_retry
-        self._token = resolve_token(token)
-        self._metadata = auth_metadata(self._token)
-        self._channel = open_channel(address, tls_ca, options=channel_options)
-        self._ask = attr_rag_service_pb2_grpc.AttrRagServiceStub(self._channel)
-        self.batches = Batches(self, batch_service_pb2_grpc.BatchServiceStub(self._channel))
+        super().__init__(address, token, tls_ca, http, retry, on_retry, channel_options, aio=False)
+        self.batches = Batches(self, self._batch_stub)
 
     def __enter__(self):
         return self
@@ -43,10 +33,7 @@ class Client:
         self._channel.close()
 
     def _wait_before_retry(self, method, attempt, error):
-        wait = self.retry.backoff(attempt)
-        if self.on_retry:
-            self.on_retry(method, attempt, from_rpc_error(error, attempt), wait)
-        time.sleep(wait)
+        time.sleep(self._backoff(method, attempt, error))
 
     def _unary(self, method, call, request, timeout=None):
         """One unary call, retried on the transient codes; any other failure raised as this package's error."""
@@ -57,7 +44,7 @@ class Client:
             except grpc.RpcError as error:
                 if not self.retry.retries(error.code(), attempt):
                     raise from_rpc_error(error, attempt) from None
-                self._wait_before_retry(method, attempt, error)
+                self._wait_before_retry(method, attempt, from_rpc_error(error, attempt))
                 attempt += 1
 
     def _stream(self, method, call, request, timeout, convert):
@@ -109,7 +96,7 @@ class _RetriedStream:
             except grpc.RpcError as error:
                 if started or self._cancelled or not self._client.retry.retries(error.code(), attempt):
                     raise from_rpc_error(error, attempt) from None
-                self._client._wait_before_retry(self._method, attempt, error)
+                self._client._wait_before_retry(self._method, attempt, from_rpc_error(error, attempt))
                 attempt += 1
             finally:
                 if self._current is not None and not self._current.done():
