@@ -20,3 +20,4 @@ export { PEER_LOCATIONS, peersText, runPeersBench, type PeersBenchOptions, type 
 export { freePort } from "./freePort.js";
 export { runSoak, type SoakOptions, type SoakReport } from "./soak/soakRun.js";
 export { soakText } from "./soak/soakText.js";
+export { SOAK_DEFECTS, soakOptionsFromFlags } from "./soak/soakFlags.js";

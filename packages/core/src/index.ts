@@ -114,7 +114,7 @@ export {
   type BatchThroughput,
 } from "./batch/batchProgress.js";
 export { InputError } from "./input/inputError.js";
-export { nonNegativeInt, oneOf, positiveInt, positiveNumber } from "./input/optionValues.js";
+export { nonNegativeInt, nonNegativeNumber, oneOf, positiveInt, positiveNumber } from "./input/optionValues.js";
 export { parseJsonLines, stringField, type JsonLine } from "./input/jsonLines.js";
 export { FAULT_KINDS, faultSchedule, faultsByKind, type Fault, type FaultKind, type FaultScheduleOptions } from "./soak/faultSchedule.js";
 export { ASK_STATUSES, checkHistory, RULES, type Rule, type Violation } from "./soak/checkHistory.js";

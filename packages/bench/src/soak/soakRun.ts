@@ -12,6 +12,7 @@ import { checkHistory, faultsByKind, faultSchedule, shardOf, type FaultKind, typ
 import { LocalCluster } from "@attr-rag/cluster";
 import { defaultModelPath } from "@attr-rag/engine";
 import { freePort } from "../freePort.js";
+import { describeRun, type BenchRun } from "../record/runRecord.js";
 import { SoakClients } from "./soakClients.js";
 import { applyFaults, type AppliedFault } from "./soakFaults.js";
 import { SoakHistoryLog } from "./soakHistoryLog.js";
@@ -43,6 +44,7 @@ export interface SoakReport {
   faults: { scheduled: number; applied: number; by_kind: Record<string, number>; errors: string[] };
   violations: Violation[];
   history: SoakHistory;
+  run: BenchRun;
 }
 
 const DEMO_CORPUS = fileURLToPath(new URL("../../../../examples/demo-corpus/corpus.jsonl", import.meta.url));
@@ -52,6 +54,8 @@ const WEBHOOK_RETRY_FOR_S = 60;
 
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const say = o.onProgress ?? (() => {});
+  // Recorded before the load, so the commit is the one that ran even if the tree changes during an hour's run.
+  const run = describeRun();
   const recoveryMs = o.recoveryMs ?? 120_000;
   const root = mkdtempSync(join(tmpdir(), "attr-rag-soak-"));
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
@@ -144,6 +148,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         faults: { scheduled: schedule.length, applied: faults.length, by_kind: faultsByKind(schedule), errors: faults.filter((f) => f.error !== undefined).map((f) => `${f.id} ${f.kind} ${f.target}: ${f.error}`) },
         violations: checkHistory(full),
         history: full,
+        run,
       };
     } finally {
       clearInterval(sampler);

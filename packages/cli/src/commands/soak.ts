@@ -1,12 +1,11 @@
 import type { Command } from "commander";
-import { runSoak, soakText } from "@attr-rag/bench";
-import { nonNegativeInt, positiveNumber } from "../parseArgs.js";
+import { runSoak, soakOptionsFromFlags, soakText, SOAK_DEFECTS } from "@attr-rag/bench";
 
 /** `attr-rag soak` (packages/bench/src/soak): a local cluster under seeded load and faults, then every promise checked. */
 export function registerSoakCommand(program: Command): void {
-  program.command("soak").summary("a local cluster under mixed load while its processes and nats-server fail at random; then every promise is checked").option("--minutes <x>", "minutes of load with faults", "3").option("--seed <n>", "seed of the load and the fault schedule", "1").option("--faults-per-minute <x>", "mean fault rate", "4").option("--defect <name>", "switch on a deliberate defect to see it caught: replica-skips-entry | result-lost").option("--json", "print the report, with the whole history, as JSON")
-    .action(async (o: { minutes: string; seed: string; faultsPerMinute: string; defect?: string; json?: boolean }) => {
-      const report = await runSoak({ seed: nonNegativeInt("--seed", o.seed), minutes: positiveNumber("--minutes", o.minutes), faultsPerMinute: positiveNumber("--faults-per-minute", o.faultsPerMinute), ...(o.defect !== undefined ? { defect: o.defect } : {}), onProgress: (line) => process.stderr.write(`soak: ${line}\n`) });
+  program.command("soak").summary("a local cluster under mixed load while its processes and nats-server fail at random; then every promise is checked").option("--minutes <x>", "minutes of load with faults", "3").option("--seed <n>", "seed of the load and the fault schedule", "1").option("--faults-per-minute <x>", "mean fault rate (0: the load alone)", "4").option("--recovery-seconds <x>", "longest wait, after the load, for batches and webhooks to settle", "120").option("--defect <name>", `switch on a deliberate defect to see it caught: ${SOAK_DEFECTS.join(" | ")}`).option("--json", "print the report, with the whole history, as JSON")
+    .action(async (o: { minutes: string; seed: string; faultsPerMinute: string; recoverySeconds: string; defect?: string; json?: boolean }) => {
+      const report = await runSoak({ ...soakOptionsFromFlags(o), onProgress: (line) => process.stderr.write(`soak: ${line}\n`) });
       process.stdout.write(o.json === true ? `${JSON.stringify(report)}\n` : soakText(report));
       if (report.violations.length > 0) process.exitCode = 1;
     });

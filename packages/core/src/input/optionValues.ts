@@ -22,6 +22,13 @@ export function positiveNumber(name: string, value: string): number {
   return n;
 }
 
+/** Parses a number ≥ 0 (fractions allowed), naming the option in the error. */
+export function nonNegativeNumber(name: string, value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new InputError(`${name} must be a number ≥ 0, got "${value}"`);
+  return n;
+}
+
 /** `value` when it is one of `choices`; a InputError naming the flag and the choices otherwise. */
 export function oneOf<T extends string>(name: string, value: string, choices: readonly T[]): T {
   if ((choices as readonly string[]).includes(value)) return value as T;
