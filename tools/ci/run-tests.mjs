@@ -26,15 +26,16 @@ const packages = readdirSync(packagesDir)
 for (const name of packages) rmSync(join(packagesDir, name, ".reports"), { recursive: true, force: true });
 
 // The tests run in two lanes at once, each its own Nx process over the built tree: the CLI's suite (the
-// longest: whole clusters, mostly waiting on each other) with the web console's and the benchmarks' (about a
-// minute and a half together, which evens the lanes out) beside every other package's, one package after
-// another. Every engine in the tests runs one CPU thread (ATTR_RAG_THREADS=1 for the processes the tests
+// longest: whole clusters, mostly waiting on each other) with the web console's and three small packages'
+// (index, batch, worker: about two minutes together, which evens the lanes out) beside every other package's,
+// one package after another; the benchmarks' package, with its three-minute soak under faults, is in the
+// second. Every engine in the tests runs one CPU thread (ATTR_RAG_THREADS=1 for the processes the tests
 // start), so the two lanes share two cores without oversubscribing them: with two threads per engine, a thread
 // spinning at ggml's barrier while its partner waited for a core made the two lanes slower than one (51 min
 // in CI against 47), and one package at a time left a core idle for a third of the run (user+sys CPU time
 // 43.5 min over 38.7 min of wall time here). Extra arguments (`npm test -- --projects=@attr-rag/core`) run
 // one plain `nx run-many -t build test` with them instead.
-const LANES = [["@attr-rag/cli", "@attr-rag/web", "@attr-rag/bench"], "the rest"];
+const LANES = [["@attr-rag/cli", "@attr-rag/web", "@attr-rag/index", "@attr-rag/batch", "@attr-rag/worker"], "the rest"];
 
 // What several test files start from (the demo store) is built once for this run (testCache.mjs).
 const testCache = mkdtempSync(join(tmpdir(), "attr-rag-test-cache-"));

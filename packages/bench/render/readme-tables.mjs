@@ -58,6 +58,8 @@ export const BLOCKS = {
   "throughput-bench": { files: ["throughput-stories260K.json", "throughput-bench-f16.json", "throughput-bench-f16-cuda-h200.json", "throughput-qwen2-0.5b-f16-cuda-h200.json"], render: throughputBlock },
   "attribution-eval": { files: ["eval-attribution-stories260K.json", "eval-attribution-qwen2-tiny.json"], render: attributionEvalBlock },
   "attribution-bench": { files: ["attribution-bench-f16.json"], render: attributionBenchBlock },
+  // `attr-rag soak`'s hour under faults: what it did, what failed on purpose, and what the checker found.
+  soak: { files: ["soak-60min.json"], render: soakBlock },
   // The demo's own output, from one recorded run (packages/bench/scripts/demo-run.mjs).
   "demo-transcript": { files: ["demo-stories260K.json"], render: demoShortBlock },
   "demo-progress": { files: ["demo-stories260K.json"], render: demoProgressBlock },
@@ -744,6 +746,50 @@ function attributionBenchBlock(results) {
     `| batched, trie-shared | ${fixed(b.wall_ms / 1000, 1)} | ${thousands(b.tokens_evaluated)} (${thousands(b.tokens_reused)} reused) | ${thousands(b.output_rows)} |`,
     "",
     `Speed-up **${fixed(data.speedup, 2)}×**; multiply-add bound of this layout **${fixed(data.multiply_add_bound, 2)}×**; largest |Δv| between the two: ${Number(data.max_abs_diff).toExponential(1)} nats.`,
+    "",
+    provenance(results),
+  ].join("\n");
+}
+
+function soakBlock(results) {
+  const [{ data }] = results;
+  const s = data.soak;
+  const h = data.history;
+  const kinds = { kill: "SIGKILL, restarted at once", pause: "SIGSTOP, then SIGCONT", "late-restart": "SIGKILL, restarted late", "nats-restart": "nats-server restarted on its store" };
+  const ops = Object.entries(data.operations).sort((a, b) => a[0].localeCompare(b[0]));
+  const total = ops.reduce((sum, [, codes]) => sum + Object.values(codes).reduce((a, b) => a + b, 0), 0);
+  const outcomes = (codes) => Object.entries(codes).filter(([code]) => code !== "OK").sort((a, b) => b[1] - a[1]).map(([code, n]) => `${code} ${thousands(n)}`).join(", ") || "–";
+  // Each role's resident memory as the checker sees it: the median of the first and of the last quarter of its
+  // samples after the first fifth (warm-up), restarts included.
+  const byProcess = new Map();
+  for (const r of [...h.rss].sort((a, b) => a.atMs - b.atMs)) byProcess.set(r.process, [...(byProcess.get(r.process) ?? []), r.bytes]);
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const rss = [...byProcess].sort((a, b) => a[0].localeCompare(b[0])).map(([name, samples]) => {
+    const settled = samples.slice(Math.floor(samples.length / 5));
+    const quarter = Math.max(1, Math.floor(settled.length / 4));
+    return `${name} ${fixed(median(settled.slice(0, quarter)) / 2 ** 20, 0)}→${fixed(median(settled.slice(-quarter)) / 2 ** 20, 0)}`;
+  });
+  const batches = h.batches.reduce((m, b) => ({ ...m, [b.state]: (m[b.state] ?? 0) + 1 }), {});
+  const accepted = h.webhooks.filter((w) => w.status >= 200 && w.status < 300).length;
+  return [
+    `${fixed(s.minutes, 0)} minutes of load at ${fixed(s.faults_per_minute, 0)} faults a minute (seed ${s.seed}), then up to ${fixed(s.recovery_ms / 1000, 0)} s of recovery; ` +
+      `**${data.faults.applied} faults applied** (of ${data.faults.scheduled} scheduled), **${thousands(total)} operations**, **${data.violations.length} violations**.`,
+    "",
+    "| fault | what | count |",
+    "|---|---|---|",
+    ...Object.entries(data.faults.by_kind).map(([kind, n]) => `| ${kind} | ${kinds[kind] ?? kind} | ${n} |`),
+    "",
+    "| operation | OK | other outcomes (each a defined status) |",
+    "|---|---|---|",
+    ...ops.map(([kind, codes]) => `| ${kind} | ${thousands(codes.OK ?? 0)} | ${outcomes(codes)} |`),
+    "",
+    `Batches at the end: ${Object.entries(batches).sort().map(([state, n]) => `${n} ${state}`).join(", ")}. ` +
+      `Webhook attempts: ${thousands(h.webhooks.length)}, ${thousands(accepted)} accepted, the rest refused or stalled by the receiver on purpose.`,
+    "",
+    `Resident memory in MiB (first → last quarter of each role's samples): ${rss.join(", ")}.`,
+    ...(data.faults.started_again?.length > 0 ? ["", `Restarts that exited while starting and were started again, as the deployments' supervisors would: ${data.faults.started_again.join("; ")}.`] : []),
+    ...(data.faults.errors.length > 0 ? ["", `Faults that could not be applied or undone: ${data.faults.errors.join("; ")}.`] : []),
+    ...(data.violations.length > 0 ? ["", "Violations:", "", ...data.violations.map((v) => `- ${v.rule}: ${v.message}`)] : []),
     "",
     provenance(results),
   ].join("\n");

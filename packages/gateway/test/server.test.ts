@@ -54,7 +54,7 @@ describe("gateway server", () => {
 
   beforeAll(async () => {
     store = await buildDemoStore();
-    runtime = await Runtime.open(testConfig(store.dir, { maxConcurrentAsks: 1, maxQueuedAsks: 8 }));
+    runtime = await Runtime.open(testConfig(store.dir, { maxConcurrentAsks: 1, maxQueuedAsks: 3 }));
     server = await startGatewayServer({ runtime, log: (line) => logs.push(line) });
     client = attrRagClient(server.address);
   });
@@ -240,7 +240,7 @@ describe("gateway server", () => {
     expect(server.stopped.ranToEnd).toBe(0);
   });
 
-  it("gateway - 32 concurrent asks against a queue of 8: the extra ones get RESOURCE_EXHAUSTED, the rest finish", async () => {
+  it("gateway - 32 concurrent asks against a queue of 3: the extra ones get RESOURCE_EXHAUSTED, the rest finish", async () => {
     const request = AskRequest.fromPartial({ question: QUESTION, retrieval: { k: 4, mode: 0 }, generation: { maxTokens: 6, strategy: 0 } });
     const asks = Array.from({ length: 32 }, () => askStream(client, request));
     // Bad requests sent while the queue is full still get their precise code, not RESOURCE_EXHAUSTED.
@@ -249,9 +249,9 @@ describe("gateway server", () => {
     const outcomes = await Promise.all(asks);
     const exhausted = outcomes.filter((o) => o.error?.code === status.RESOURCE_EXHAUSTED);
     const finished = outcomes.filter((o) => o.error === undefined && o.events.at(-1)?.stage?.$case === "done");
-    // One running plus eight queued are served; every other call is refused at once, not queued.
-    expect(finished).toHaveLength(9);
-    expect(exhausted).toHaveLength(23);
+    // One running plus three queued are served; every other call is refused at once, not queued.
+    expect(finished).toHaveLength(4);
+    expect(exhausted).toHaveLength(28);
     expect(exhausted.every((o) => o.events.length === 0 && o.error!.details.includes("busy"))).toBe(true);
     expect(server.admission.running).toBe(0);
     expect(server.admission.queued).toBe(0);

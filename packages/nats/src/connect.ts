@@ -21,11 +21,34 @@ export interface NatsClientOptions {
   readonly tlsCa?: string | undefined;
   /** Milliseconds to wait for the first connection. Default 5000. */
   readonly timeoutMs?: number | undefined;
+  /**
+   * Milliseconds to keep trying while no server can be reached (refused, timed out), for a role started while
+   * nats-server restarts; refused credentials, TLS and a bad URL still fail at once. Default 0: fail at once.
+   */
+  readonly waitForServerMs?: number | undefined;
+  /** Told when the first attempt fails and the waiting begins (a role logs it, so a wrong URL shows at once). */
+  readonly onWaiting?: ((message: string) => void) | undefined;
 }
+
+/**
+ * How long a long-running role (gateway, index, worker, selector) waits for a server it cannot reach when it
+ * starts. One restarted while nats-server itself restarts (a crash, a rolling upgrade) would otherwise exit,
+ * and stay down wherever no supervisor starts it again (`attr-rag cluster`, a plain shell); the soak under
+ * faults found an index replica lost that way. A server that answers and refuses is never waited for.
+ */
+export const ROLE_NATS_WAIT_MS = 60_000;
 
 /** Why NATS could not be reached or refused us; the message names the option to fix. */
 export class NatsConnectError extends Error {
   override name = "NatsConnectError";
+
+  constructor(
+    message: string,
+    /** No server answered at all (as opposed to one that refused us): worth trying again. */
+    readonly unreachable = false,
+  ) {
+    super(message);
+  }
 }
 
 export async function connectNats(o: NatsClientOptions): Promise<NatsConnection> {
@@ -50,10 +73,16 @@ export async function connectNats(o: NatsClientOptions): Promise<NatsConnection>
     readFile(o.tlsCa, "--nats-tls-ca");
     options.tls = { caFile: o.tlsCa };
   }
-  try {
-    return await connect(options);
-  } catch (err) {
-    throw explain(err, o);
+  const waitUntil = Date.now() + (o.waitForServerMs ?? 0);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect(options);
+    } catch (err) {
+      const explained = explain(err, o);
+      if (!explained.unreachable || Date.now() >= waitUntil) throw explained;
+      if (attempt === 1) o.onWaiting?.(`${explained.message}; trying again for up to ${Math.round((o.waitForServerMs ?? 0) / 1000)} s`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 250 * attempt)));
+    }
   }
 }
 
@@ -85,7 +114,7 @@ function explain(err: unknown, o: NatsClientOptions): NatsConnectError {
   if (/invalid url/i.test(message)) {
     return new NatsConnectError(`--nats ${url} is not a valid URL (${message}); write any / @ : , in a user name or password percent-encoded (/ as %2F), or pass them with --nats-user/--nats-pass`);
   }
-  return new NatsConnectError(`cannot reach NATS at ${url} (${message}); is nats-server running there? (--nats)`);
+  return new NatsConnectError(`cannot reach NATS at ${url} (${message}); is nats-server running there? (--nats)`, true);
 }
 
 /** The client's message with the password, the token and each URL's user part cut out, should it quote them. */

@@ -107,14 +107,41 @@ describe.skipIf(missing !== undefined)(`nats plumbing${missing ? ` (skipped: ${m
     }
   });
 
+  it("nats - a role started while nats-server is down waits for it (saying so once) and connects when it is back; one refused is not kept waiting", async () => {
+    await using server = await startNatsServer();
+    await server.kill();
+    const waiting: string[] = [];
+    const connecting = connectNats({ url: server.url, name: "late", timeoutMs: 1_000, waitForServerMs: 60_000, onWaiting: (m) => waiting.push(m) });
+    while (waiting.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(waiting[0]).toMatch(/^cannot reach NATS at nats:\/\/127\.0\.0\.1:\d+ .*; trying again for up to 60 s$/);
+    await server.restart();
+    const nc = await connecting;
+    try {
+      await nc.flush();
+      expect(nc.isClosed()).toBe(false);
+      expect(waiting).toHaveLength(1);
+    } finally {
+      await nc.close();
+    }
+    // Without the wait, the same unreachable server fails the first attempt.
+    await server.kill();
+    const now = await connectNats({ url: server.url, name: "now", timeoutMs: 1_000 }).catch((e: unknown) => e);
+    expect(now).toBeInstanceOf(NatsConnectError);
+    expect((now as NatsConnectError).unreachable).toBe(true);
+  });
+
   it("nats - credentials: a wrong password or a missing user is refused with a message naming the option", async () => {
     const config = join(dir, "auth.conf");
     writeFileSync(config, `authorization { users = [ { user: "worker", password: "s3cret" } ] }\n`);
     await using server = await startNatsServer({ configFile: config });
     const ok = await connectNats({ url: server.url, name: "ok", user: "worker", pass: "s3cret" });
     await ok.close();
-    const wrong = await connectNats({ url: server.url, name: "bad", user: "worker", pass: "nope" }).catch((e: unknown) => e);
+    // A server that answers and refuses is never waited for, however long a role would wait for one that is down.
+    const waited: string[] = [];
+    const wrong = await connectNats({ url: server.url, name: "bad", user: "worker", pass: "nope", waitForServerMs: 60_000, onWaiting: (m) => waited.push(m) }).catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(NatsConnectError);
+    expect((wrong as NatsConnectError).unreachable).toBe(false);
+    expect(waited).toEqual([]);
     expect((wrong as Error).message).toMatch(/refused the credentials of --nats-user\/--nats-pass/);
     const anonymous = await connectNats({ url: server.url, name: "anon" }).catch((e: unknown) => e);
     expect((anonymous as Error).message).toMatch(/requires credentials: pass --nats-creds, --nats-nkey, --nats-token or --nats-user\/--nats-pass/);

@@ -14,8 +14,8 @@ const END_OF: Partial<Record<BatchItemState, ResultEnd>> = {
   [BatchItemState.BATCH_ITEM_STATE_CANCELLED]: "cancelled",
 };
 
-/** `attr-rag soak --defect …`: a fault switched on on purpose (read once, not per result). */
-const SOAK_DEFECT = process.env.ATTR_RAG_SOAK_DEFECT;
+/** `attr-rag soak --defect …` (a comma-separated list): a fault switched on on purpose (read once, not per result). */
+const SOAK_RESULT_LOST = (process.env.ATTR_RAG_SOAK_DEFECT ?? "").split(",").includes("result-lost");
 let lostForSoak = false;
 
 /**
@@ -30,7 +30,7 @@ export async function publishResult(js: JetStreamClient, result: BatchItemResult
   if (end === undefined) throw new Error(`a batch item ends SUCCEEDED, FAILED or CANCELLED, not ${result.state}`);
   // A deliberate defect for `attr-rag soak --defect result-lost`, which must see its checker catch it: the
   // first result this process records is reported recorded and never published.
-  if (SOAK_DEFECT === "result-lost" && !lostForSoak) {
+  if (SOAK_RESULT_LOST && !lostForSoak) {
     lostForSoak = true;
     return true;
   }

@@ -13,6 +13,8 @@ export interface AppliedFault {
   readonly durationMs: number;
   /** What went wrong applying or undoing it (a restart that did not come up), if anything. */
   error?: string;
+  /** Starts the restart took when a process exited on its own while starting (absent: one). */
+  starts?: number;
 }
 
 export async function applyFaults(cluster: LocalCluster, faults: readonly Fault[], history: SoakHistoryLog, say: (line: string) => void): Promise<AppliedFault[]> {
@@ -23,9 +25,9 @@ export async function applyFaults(cluster: LocalCluster, faults: readonly Fault[
       const record: AppliedFault = { id: f.id, kind: f.kind, target: f.target, atMs: history.now(), durationMs: f.durationMs };
       applied.push(record);
       try {
-        await apply(cluster, f, say);
+        await apply(cluster, f, record, say);
       } catch (err) {
-        record.error = (err as Error).message.split("\n")[0];
+        record.error = briefly(err);
         say(`fault ${f.id} (${f.kind} ${f.target}): ${record.error}`);
       }
     }),
@@ -33,7 +35,7 @@ export async function applyFaults(cluster: LocalCluster, faults: readonly Fault[
   return applied.sort((a, b) => a.id - b.id);
 }
 
-async function apply(cluster: LocalCluster, f: Fault, say: (line: string) => void): Promise<void> {
+async function apply(cluster: LocalCluster, f: Fault, record: AppliedFault, say: (line: string) => void): Promise<void> {
   if (f.kind === "nats-restart") {
     say(`fault ${f.id}: nats-server killed for ${f.durationMs} ms`);
     await cluster.nats.kill();
@@ -41,7 +43,7 @@ async function apply(cluster: LocalCluster, f: Fault, say: (line: string) => voi
     await cluster.nats.restart();
     return;
   }
-  const p = cluster.processes.find((q) => q.name === f.target && q.running);
+  let p = cluster.processes.find((q) => q.name === f.target && q.running);
   if (p === undefined) throw new Error(`no running process ${f.target}`);
   if (f.kind === "pause") {
     say(`fault ${f.id}: ${f.target} paused for ${f.durationMs} ms`);
@@ -54,7 +56,27 @@ async function apply(cluster: LocalCluster, f: Fault, say: (line: string) => voi
   p.child.kill("SIGKILL");
   await p.exited;
   await sleep(f.durationMs);
-  await cluster.restart(p);
+  // As the deployments' supervisors do (compose's `restart: unless-stopped`, a Kubernetes pod): a process that
+  // exits on its own while starting is started again. One killed while starting belongs to the fault that did it.
+  for (let start = 1; ; start++) {
+    try {
+      await cluster.restart(p);
+      return;
+    } catch (err) {
+      const dead = cluster.processes.find((q) => q.name === f.target);
+      if (start >= 5 || dead === undefined || dead.running || dead.child.signalCode !== null) throw err;
+      record.starts = start + 1;
+      say(`fault ${f.id}: ${f.target} exited while starting (${briefly(err)}); starting it again`);
+      p = dead;
+      await sleep(1_000 * start);
+    }
+  }
+}
+
+/** An error's first line and, for a process that exited while starting, the last line it printed (its reason). */
+function briefly(err: unknown): string {
+  const lines = (err as Error).message.split("\n").filter((l) => l.trim() !== "");
+  return lines.length > 1 ? `${lines[0]} … ${lines.at(-1)!.trim()}` : (lines[0] ?? String(err));
 }
 
 function sleep(ms: number): Promise<void> {

@@ -20,6 +20,7 @@ export function soakOptionsFromFlags(f: SoakFlags): { seed: number; minutes: num
     // 0: the load alone, no fault (how a failure is told apart from the faults that provoked it).
     faultsPerMinute: nonNegativeNumber("--faults-per-minute", f.faultsPerMinute),
     ...(f.recoverySeconds !== undefined ? { recoveryMs: positiveNumber("--recovery-seconds", f.recoverySeconds) * 1000 } : {}),
-    ...(f.defect !== undefined ? { defect: oneOf("--defect", f.defect, SOAK_DEFECTS) } : {}),
+    // Several at once, comma-separated: one short run shows each caught by its own rules.
+    ...(f.defect !== undefined ? { defect: f.defect.split(",").map((d) => oneOf("--defect", d.trim(), SOAK_DEFECTS)).join(",") } : {}),
   };
 }

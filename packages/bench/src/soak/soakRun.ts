@@ -41,7 +41,8 @@ export interface SoakOptions {
 export interface SoakReport {
   soak: { seed: number; minutes: number; faults_per_minute: number; recovery_ms: number; defect: string | null };
   operations: Record<string, Record<string, number>>;
-  faults: { scheduled: number; applied: number; by_kind: Record<string, number>; errors: string[] };
+  /** started_again: restarts that took more than one start (the process exited on its own while starting). */
+  faults: { scheduled: number; applied: number; by_kind: Record<string, number>; errors: string[]; started_again: string[] };
   violations: Violation[];
   history: SoakHistory;
   run: BenchRun;
@@ -145,7 +146,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       return {
         soak: { seed: o.seed, minutes: o.minutes, faults_per_minute: o.faultsPerMinute, recovery_ms: recoveryMs, defect: o.defect ?? null },
         operations,
-        faults: { scheduled: schedule.length, applied: faults.length, by_kind: faultsByKind(schedule), errors: faults.filter((f) => f.error !== undefined).map((f) => `${f.id} ${f.kind} ${f.target}: ${f.error}`) },
+        faults: { scheduled: schedule.length, applied: faults.length, by_kind: faultsByKind(schedule), errors: faults.filter((f) => f.error !== undefined).map((f) => `${f.id} ${f.kind} ${f.target}: ${f.error}`), started_again: faults.filter((f) => (f.starts ?? 1) > 1).map((f) => `${f.id} ${f.target}: ${f.starts} starts`) },
         violations: checkHistory(full),
         history: full,
         run,

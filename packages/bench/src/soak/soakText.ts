@@ -8,6 +8,7 @@ export function soakText(r: SoakReport): string {
     `operations: ${Object.entries(r.operations).map(([kind, codes]) => `${kind} ${Object.entries(codes).map(([c, n]) => `${n} ${c}`).join(", ")}`).join("; ")}`,
     `faults: ${r.faults.applied} applied of ${r.faults.scheduled} scheduled (${Object.entries(r.faults.by_kind).map(([k, n]) => `${n} ${k}`).join(", ")})`,
     ...r.faults.errors.map((e) => `  fault ${e}`),
+    ...r.faults.started_again.map((e) => `  started again, as a supervisor would: fault ${e}`),
   ];
   if (r.violations.length === 0) {
     lines.push("violations: none: every promise held");

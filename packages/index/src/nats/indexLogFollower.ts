@@ -42,8 +42,8 @@ export interface IndexLogFollowerOptions {
   readonly onLook?: () => void;
 }
 
-/** `attr-rag soak --defect …`: a fault switched on on purpose, to show the soak's checker finds it. */
-const SOAK_DEFECT = process.env.ATTR_RAG_SOAK_DEFECT;
+/** `attr-rag soak --defect …` (a comma-separated list): a fault switched on on purpose, to show the soak's checker finds it. */
+const SOAK_SKIPS_ENTRY = (process.env.ATTR_RAG_SOAK_DEFECT ?? "").split(",").includes("replica-skips-entry");
 
 /**
  * One replica's side of a replicated index: applies its shard's subject of the ingest log, in order, to its
@@ -277,7 +277,7 @@ export class IndexLogFollower {
     let fresh = messages.filter((m) => m.seq > applied).map((m) => ({ m, entry: readEntry(m) }));
     // A deliberate defect for `attr-rag soak --defect replica-skips-entry`, which must see its checker catch it:
     // the second replica of each shard passes over every log entry of the first soak document it is given.
-    if (SOAK_DEFECT === "replica-skips-entry" && /replica-2\/?$/.test(store.path)) {
+    if (SOAK_SKIPS_ENTRY && /replica-2\/?$/.test(store.path)) {
       const docOf = (e: (typeof fresh)[number]["entry"]) => (e?.op?.$case === "upsert" ? e.op.value.document?.id : e?.op?.$case === "delete" ? e.op.value.docId : undefined);
       this.#skippedForSoak ??= fresh.map((f) => docOf(f.entry)).find((id) => id?.startsWith("soak-doc-") === true && !id.includes("sentinel"));
       fresh = fresh.filter((f) => docOf(f.entry) === undefined || docOf(f.entry) !== this.#skippedForSoak);
