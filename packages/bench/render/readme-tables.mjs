@@ -752,44 +752,35 @@ function attributionBenchBlock(results) {
 }
 
 function soakBlock(results) {
-  const [{ data }] = results;
+  const [{ data, prefix }] = results;
   const s = data.soak;
-  const h = data.history;
-  const kinds = { kill: "SIGKILL, restarted at once", pause: "SIGSTOP, then SIGCONT", "late-restart": "SIGKILL, restarted late", "nats-restart": "nats-server restarted on its store" };
+  const sum = data.summary;
+  const kinds = { kill: "SIGKILL, restarted at once", pause: "SIGSTOP, then SIGCONT", "late-restart": "SIGKILL, restarted late", "nats-restart": "nats-server killed, restarted on its store" };
   const ops = Object.entries(data.operations).sort((a, b) => a[0].localeCompare(b[0]));
-  const total = ops.reduce((sum, [, codes]) => sum + Object.values(codes).reduce((a, b) => a + b, 0), 0);
+  const total = ops.reduce((n, [, codes]) => n + Object.values(codes).reduce((a, b) => a + b, 0), 0);
   const outcomes = (codes) => Object.entries(codes).filter(([code]) => code !== "OK").sort((a, b) => b[1] - a[1]).map(([code, n]) => `${code} ${thousands(n)}`).join(", ") || "–";
-  // Each role's resident memory as the checker sees it: the median of the first and of the last quarter of its
-  // samples after the first fifth (warm-up), restarts included.
-  const byProcess = new Map();
-  for (const r of [...h.rss].sort((a, b) => a.atMs - b.atMs)) byProcess.set(r.process, [...(byProcess.get(r.process) ?? []), r.bytes]);
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const rss = [...byProcess].sort((a, b) => a[0].localeCompare(b[0])).map(([name, samples]) => {
-    const settled = samples.slice(Math.floor(samples.length / 5));
-    const quarter = Math.max(1, Math.floor(settled.length / 4));
-    return `${name} ${fixed(median(settled.slice(0, quarter)) / 2 ** 20, 0)}→${fixed(median(settled.slice(-quarter)) / 2 ** 20, 0)}`;
-  });
-  const batches = h.batches.reduce((m, b) => ({ ...m, [b.state]: (m[b.state] ?? 0) + 1 }), {});
-  const accepted = h.webhooks.filter((w) => w.status >= 200 && w.status < 300).length;
+  const rss = Object.entries(sum.rss_mib).map(([name, r]) => `${name} ${r.first_quarter_mib}→${r.last_quarter_mib}`);
   return [
-    `${fixed(s.minutes, 0)} minutes of load at ${fixed(s.faults_per_minute, 0)} faults a minute (seed ${s.seed}), then up to ${fixed(s.recovery_ms / 1000, 0)} s of recovery; ` +
+    `${fixed(s.minutes, 0)} minutes of load at ${fixed(s.faults_per_minute, 0)} faults a minute (seed ${s.seed}), then up to ${fixed(s.recovery_ms / 1000, 0)} s of recovery: ` +
       `**${data.faults.applied} faults applied** (of ${data.faults.scheduled} scheduled), **${thousands(total)} operations**, **${data.violations.length} violations**.`,
     "",
     "| fault | what | count |",
     "|---|---|---|",
     ...Object.entries(data.faults.by_kind).map(([kind, n]) => `| ${kind} | ${kinds[kind] ?? kind} | ${n} |`),
     "",
-    "| operation | OK | other outcomes (each a defined status) |",
+    "| operation | OK | other outcomes |",
     "|---|---|---|",
     ...ops.map(([kind, codes]) => `| ${kind} | ${thousands(codes.OK ?? 0)} | ${outcomes(codes)} |`),
     "",
-    `Batches at the end: ${Object.entries(batches).sort().map(([state, n]) => `${n} ${state}`).join(", ")}. ` +
-      `Webhook attempts: ${thousands(h.webhooks.length)}, ${thousands(accepted)} accepted, the rest refused or stalled by the receiver on purpose.`,
+    `Batches at the end: ${Object.entries(sum.batches).sort().map(([state, n]) => `${thousands(n)} ${state === "missing" ? "never created (every create of theirs failed)" : state}`).join(", ")}. ` +
+      `Webhook attempts: ${thousands(sum.webhooks.attempts)}, ${thousands(sum.webhooks.accepted)} accepted; the receiver refused or stalled the others on purpose.`,
     "",
-    `Resident memory in MiB (first → last quarter of each role's samples): ${rss.join(", ")}.`,
-    ...(data.faults.started_again?.length > 0 ? ["", `Restarts that exited while starting and were started again, as the deployments' supervisors would: ${data.faults.started_again.join("; ")}.`] : []),
-    ...(data.faults.errors.length > 0 ? ["", `Faults that could not be applied or undone: ${data.faults.errors.join("; ")}.`] : []),
+    `Resident memory in MiB (median of the first → the last quarter of each role's samples): ${rss.join(", ")}.`,
+    ...(data.faults.started_again?.length > 0 ? ["", `Restarted processes that exited while starting and were started again, as the deployments' supervisors would: ${data.faults.started_again.join("; ")}.`] : []),
+    ...(data.faults.errors.length > 0 ? ["", `Faults not applied or not undone as scheduled: ${data.faults.errors.join("; ")}.`] : []),
     ...(data.violations.length > 0 ? ["", "Violations:", "", ...data.violations.map((v) => `- ${v.rule}: ${v.message}`)] : []),
+    "",
+    `The whole history (every operation, fault, webhook attempt and RSS sample): [${sum.history}](${prefix}bench/results/${sum.history}).`,
     "",
     provenance(results),
   ].join("\n");

@@ -1,7 +1,7 @@
 // The NATS options every distributed role takes (worker, selector, index serve --nats), each also read from
 // its ATTR_RAG_* environment variable, and the connection with errors that name the option to fix.
 import type { Command } from "commander";
-import { connectNats, NatsConnectError, ROLE_NATS_WAIT_MS, type NatsClientOptions, type NatsConnection } from "@attr-rag/nats";
+import { connectNats, NatsConnectError, roleNatsWaitMs, type NatsClientOptions, type NatsConnection } from "@attr-rag/nats";
 import { CliError } from "./cliError.js";
 
 export interface NatsFlags {
@@ -46,7 +46,7 @@ export function natsOptions(o: NatsFlags, name: string): NatsClientOptions | und
 /** A role's connection: it waits for a server that cannot be reached yet, saying so on stderr. */
 export async function connectNatsCli(options: NatsClientOptions): Promise<NatsConnection> {
   try {
-    return await connectNats({ waitForServerMs: ROLE_NATS_WAIT_MS, onWaiting: (m) => process.stderr.write(`attr-rag: ${m}\n`), ...options });
+    return await connectNats({ waitForServerMs: roleNatsWaitMs(), onWaiting: (m) => process.stderr.write(`attr-rag: ${m}\n`), ...options });
   } catch (err) {
     if (err instanceof NatsConnectError) throw new CliError(err.message, 2, { cause: err });
     throw err;

@@ -66,13 +66,22 @@ describe("attr-rag index serve", () => {
     expect(port.code).toBe(2);
   });
 
-  it("cli index serve - a NATS URL it cannot connect to is reported without the URL's password", async () => {
+  it("cli index serve - a NATS URL it cannot connect to is reported without the URL's password, while it waits and when it gives up", async () => {
     const closed = await closedPort();
     for (const url of [`nats://u:s3cret@127.0.0.1:${closed}`, `nats://a:pa/ss@127.0.0.1:${closed}`]) {
-      const run = await runCli(["index", "serve", "--store", join(dir, "store-nats"), "--create", "--port", "0", "--nats", url]);
+      // One second instead of a role's minute of waiting for a server that does not answer.
+      const run = await runCli(["index", "serve", "--store", join(dir, "store-nats"), "--create", "--port", "0", "--nats", url], { ATTR_RAG_NATS_WAIT_SECONDS: "1" });
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toContain(`nats://127.0.0.1:${closed}`);
+      // A server that does not answer is waited for, and the wait is said at once; a bad URL is not.
+      expect(/trying again for up to 1 s/.test(run.stderr), run.stderr).toBe(url.includes("s3cret"));
       expect(run.stdout + run.stderr).not.toMatch(/s3cret|pa\/ss|u:|a:p/);
     }
+  });
+
+  it("cli index serve - ATTR_RAG_NATS_WAIT_SECONDS that is not a number of seconds is a usage error naming it", async () => {
+    const run = await runCli(["index", "serve", "--store", join(dir, "store-nats"), "--create", "--port", "0", "--nats", "nats://127.0.0.1:1"], { ATTR_RAG_NATS_WAIT_SECONDS: "soon" });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('ATTR_RAG_NATS_WAIT_SECONDS must be a number of seconds ≥ 0, got "soon"');
   });
 });

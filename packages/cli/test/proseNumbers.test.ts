@@ -131,6 +131,7 @@ const SETTINGS: Setting[] = [
   { file: "clients/go/README.md", says: "timestamps within 5 minutes", source: ["clients/go/attrrag/webhook.go", /const WebhookTolerance = 5 \* time\.Minute/] },
   { file: "clients/go/README.md", says: "waits of 200 ms ×2 per retry up to 5 s, each spread by ±20 %", source: ["clients/go/attrrag/retry.go", /InitialBackoff: 200 \* time\.Millisecond, MaxBackoff: 5 \* time\.Second, Multiplier: 2, Jitter: 0\.2\}/] },
   { file: "clients/go/README.md", says: "bookworm: Go 1.19,", source: ["clients/go/go.mod", /^go 1\.19$/m] },
+  { file: "docs/distributed.md", says: "keeps trying for up to 60 s", source: ["packages/nats/src/connect.ts", /export const ROLE_NATS_WAIT_MS = 60_000;/] },
   { file: "docs/operations.md", says: "stays under 1.5× that of the first quarter plus 128 MiB", source: ["packages/core/src/soak/checkHistory.ts", /RSS_GROWTH = \{ factor: 1\.5, plusBytes: 128 \* 2 \*\* 20 \}/] },
   { file: "docs/api.md", says: "bookworm's Go 1.19 and", source: ["clients/go/go.mod", /^go 1\.19$/m] },
   {

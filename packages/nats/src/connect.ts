@@ -38,6 +38,15 @@ export interface NatsClientOptions {
  */
 export const ROLE_NATS_WAIT_MS = 60_000;
 
+/** ROLE_NATS_WAIT_MS, or ATTR_RAG_NATS_WAIT_SECONDS when set (0: fail at once, for a supervisor that restarts roles itself). */
+export function roleNatsWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = env.ATTR_RAG_NATS_WAIT_SECONDS;
+  if (value === undefined || value.trim() === "") return ROLE_NATS_WAIT_MS;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new NatsConnectError(`ATTR_RAG_NATS_WAIT_SECONDS must be a number of seconds ≥ 0, got "${value}"`);
+  return seconds * 1000;
+}
+
 /** Why NATS could not be reached or refused us; the message names the option to fix. */
 export class NatsConnectError extends Error {
   override name = "NatsConnectError";

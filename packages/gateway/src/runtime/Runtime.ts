@@ -1,6 +1,6 @@
 import { EngineContext, Model, resolveModel } from "@attr-rag/engine";
 import { ChunkStore, createEmbedder, LocalIndex, NatsIndex, ShardedNatsIndex, type Embedder, type RemoteIndex } from "@attr-rag/index";
-import { connectNats, ConnectionWatch, ROLE_NATS_WAIT_MS, type NatsConnection } from "@attr-rag/nats";
+import { connectNats, ConnectionWatch, roleNatsWaitMs, type NatsConnection } from "@attr-rag/nats";
 import { LocalSelector, NatsSelector } from "@attr-rag/selector";
 import { LocalEngine, modelIdOf, NatsEngine } from "@attr-rag/worker";
 import type { EngineJobs } from "@attr-rag/worker";
@@ -124,7 +124,7 @@ export class Runtime implements AsyncDisposable, PipelineRuntime {
       token: config.natsToken,
       nkey: config.natsNkey,
       tlsCa: config.natsTlsCa,
-      waitForServerMs: ROLE_NATS_WAIT_MS,
+      waitForServerMs: roleNatsWaitMs(),
       onWaiting: log,
     });
     try {
