@@ -10,6 +10,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import { gzipSync } from "node:zlib";
+import { rssQuarters } from "@attr-rag/core";
 
 const [reportPath, prefix] = process.argv.slice(2);
 if (reportPath === undefined || prefix === undefined) {
@@ -20,18 +21,10 @@ const report = JSON.parse(readFileSync(reportPath, "utf8"));
 const { history, ...rest } = report;
 if (history === undefined) throw new Error(`${reportPath} has no history: write it with \`attr-rag soak --json\``);
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mib = (bytes) => Math.round(bytes / 2 ** 20);
-// Each process's resident memory as the checker's rss-bounded rule reads it: the median of the first and of
-// the last quarter of its samples after the first fifth (warm-up), restarts included.
-const byProcess = new Map();
-for (const s of [...history.rss].sort((a, b) => a.atMs - b.atMs)) byProcess.set(s.process, [...(byProcess.get(s.process) ?? []), s.bytes]);
+// Each process's resident memory as the checker's rss-bounded rule reads it.
 const rss = Object.fromEntries(
-  [...byProcess].sort((a, b) => a[0].localeCompare(b[0])).map(([name, samples]) => {
-    const settled = samples.slice(Math.floor(samples.length / 5));
-    const quarter = Math.max(1, Math.floor(settled.length / 4));
-    return [name, { samples: samples.length, first_quarter_mib: mib(median(settled.slice(0, quarter))), last_quarter_mib: mib(median(settled.slice(-quarter))) }];
-  }),
+  [...rssQuarters(history.rss)].sort((a, b) => a[0].localeCompare(b[0])).map(([name, q]) => [name, { samples: q.samples, first_quarter_mib: mib(q.early), last_quarter_mib: mib(q.late) }]),
 );
 const batches = {};
 for (const b of history.batches) batches[b.state] = (batches[b.state] ?? 0) + 1;

@@ -117,5 +117,5 @@ export { InputError } from "./input/inputError.js";
 export { nonNegativeInt, nonNegativeNumber, oneOf, positiveInt, positiveNumber } from "./input/optionValues.js";
 export { parseJsonLines, stringField, type JsonLine } from "./input/jsonLines.js";
 export { FAULT_KINDS, faultSchedule, faultsByKind, type Fault, type FaultKind, type FaultScheduleOptions } from "./soak/faultSchedule.js";
-export { ASK_STATUSES, checkHistory, RULES, type Rule, type Violation } from "./soak/checkHistory.js";
+export { ASK_STATUSES, checkHistory, rssQuarters, RULES, type Rule, type Violation } from "./soak/checkHistory.js";
 export type { BatchObserved, Operation, OperationKind, ReplicaObserved, RssSample, SoakHistory, WebhookDelivery } from "./soak/history.js";

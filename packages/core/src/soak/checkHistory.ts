@@ -183,17 +183,32 @@ function webhooks(h: SoakHistory): Violation[] {
 
 function rss(h: SoakHistory): Violation[] {
   const out: Violation[] = [];
-  const byProcess = new Map<string, number[]>();
-  for (const s of [...h.rss].sort((a, b) => a.atMs - b.atMs)) byProcess.set(s.process, [...(byProcess.get(s.process) ?? []), s.bytes]);
-  for (const [name, samples] of byProcess) {
-    const settled = samples.slice(Math.floor(samples.length / 5));
-    if (settled.length < 8) continue;
-    const quarter = Math.floor(settled.length / 4);
-    const early = median(settled.slice(0, quarter));
-    const late = median(settled.slice(-quarter));
+  for (const [name, { early, late }] of rssQuarters(h.rss)) {
     if (late > early * RSS_GROWTH.factor + RSS_GROWTH.plusBytes) {
       out.push({ rule: "rss-bounded", message: `${name} grew from ${mib(early)} to ${mib(late)} MiB (median of the first and last quarter after warm-up)`, operationIds: [] });
     }
+  }
+  return out;
+}
+
+/**
+ * Each process's resident memory as rss-bounded reads it: the median bytes of the first and of the last quarter
+ * of its samples after the first fifth (warm-up), restarts included; processes with under 8 such samples are
+ * left out (too short to tell growth from start-up).
+ */
+export function rssQuarters(samples: SoakHistory["rss"]): Map<string, { samples: number; early: number; late: number }> {
+  const byProcess = new Map<string, number[]>();
+  for (const s of [...samples].sort((a, b) => a.atMs - b.atMs)) {
+    const list = byProcess.get(s.process) ?? [];
+    list.push(s.bytes);
+    byProcess.set(s.process, list);
+  }
+  const out = new Map<string, { samples: number; early: number; late: number }>();
+  for (const [name, list] of byProcess) {
+    const settled = list.slice(Math.floor(list.length / 5));
+    if (settled.length < 8) continue;
+    const quarter = Math.floor(settled.length / 4);
+    out.set(name, { samples: list.length, early: median(settled.slice(0, quarter)), late: median(settled.slice(-quarter)) });
   }
   return out;
 }
